@@ -1,0 +1,73 @@
+/**
+ * The four runners of one chain hot path (node:vm floor, raw isolated-vm floor, child-process
+ * round trips, isochain), all in group `"chain"` so the one-call, sequential and parallel files
+ * are interleaved together and the derived per-call figure compares like with like.
+ * @module
+ */
+import { ChildProcessEcho } from "../baselines/child-process-echo.ts";
+import type { Scenario, Target } from "../harness.ts";
+import { isochainScenario, nodeVmScenario, rawIvmScenario } from "./script-scenarios.ts";
+
+/** The group of every chain-path scenario. */
+export const CHAIN_GROUP = "chain";
+
+/** One chain hot path. */
+export interface ChainPath {
+  /** e.g. `"one-call"`; scenario names are `<runner>/<path>`. */
+  readonly path: string;
+  readonly script: string;
+  readonly expected: unknown;
+  readonly target?: Target;
+  /** Tool calls the script makes (the child-process floor does as many round trips). */
+  readonly calls: number;
+  readonly parallel: boolean;
+}
+
+/** `calls` round trips to a child process, one after another or all in flight at once. */
+function childScenario({ path, calls, parallel }: ChainPath): Scenario {
+  let child: ChildProcessEcho | undefined;
+  return {
+    name: `child-process/${path}`,
+    group: CHAIN_GROUP,
+    baseline: `node-vm/${path}`,
+    description: `${calls} echo round trip(s) host <-> child over stdio pipes${parallel ? ", pipelined" : ""}`,
+    async setup() {
+      child = await ChildProcessEcho.start();
+    },
+    async run() {
+      const c = child;
+      if (c === undefined) return;
+      if (parallel) await Promise.all(Array.from({ length: calls }, (_, n) => c.request("echo", { n })));
+      else for (let n = 0; n < calls; n++) await c.request("echo", { n });
+    },
+    async teardown() {
+      await child?.close();
+    },
+  };
+}
+
+/** node-vm, raw-ivm, child-process and isochain scenarios of `chain`. */
+export function chainPathScenarios(chain: ChainPath): Scenario[] {
+  const { path, script, expected, target } = chain;
+  return [
+    nodeVmScenario({ name: `node-vm/${path}`, group: CHAIN_GROUP, script, expected, description: `node:vm, same isolate: ${path}` }),
+    rawIvmScenario({
+      name: `raw-ivm/${path}`,
+      group: CHAIN_GROUP,
+      script,
+      expected,
+      baseline: `node-vm/${path}`,
+      description: `hand-written isolated-vm runner, warm pool: ${path}`,
+    }),
+    childScenario(chain),
+    isochainScenario({
+      name: `isochain/${path}`,
+      group: CHAIN_GROUP,
+      script,
+      expected,
+      baseline: `raw-ivm/${path}`,
+      description: `ToolChainTool.run, in-process driver, warm pool: ${path}`,
+      ...(target === undefined ? {} : { target }),
+    }),
+  ];
+}

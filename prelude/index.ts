@@ -1,0 +1,289 @@
+/**
+ * The prelude: the only isochain code that runs inside the script's isolate. It is bundled into
+ * one IIFE (see `sandbox/prelude-bundle.ts`) and run once in every fresh context, before any
+ * script code. It installs the script's world on `globalThis`:
+ *
+ * - `tools`: frozen, one async function per tool name; each call resolves to an
+ *   `InvocationResult` and never rejects.
+ * - `console`: log/info/warn/error/debug, formatted here and forwarded as it is written, bounded
+ *   by `maxOutputBytes` with one truncation marker.
+ * - `budget`: `{ total, remaining }`, read-only; `remaining` counts calls sent.
+ * - `artifact(ref)`: `{ $artifact: ref }`, the argument form that passes an artifact to a tool.
+ * - a seeded `Math.random` and a virtual `Date` (see `virtual-clock.ts`).
+ *
+ * Invariants:
+ * - Only strings and numbers leave the isolate: arguments and the return value are checked for
+ *   plain data and serialised here with the intrinsics captured at load time, so a script that
+ *   patches `JSON` or `Object` cannot change what the host receives.
+ * - The host's `send` callback and the `resolve`/`probe`/`start` entry points are removed from
+ *   `globalThis` before script code runs; the script can reach them only through closures it
+ *   does not have.
+ * - `callIndex` is assigned in program order, only to calls that are sent.
+ * @module
+ */
+import {
+  BRIDGE_GLOBALS,
+  FRAME_KIND,
+  OUTPUT_TRUNCATED_MARKER,
+  type LogLevel,
+  type PreludeRunConfig,
+} from "../src/bridge/protocol.ts";
+import { formatLogArguments } from "./format-value.ts";
+import { findNonPlainData, utf8Length } from "./plain-data.ts";
+import { createSeededRandom } from "./seeded-random.ts";
+import { installVirtualClock } from "./virtual-clock.ts";
+
+type Send = (kind: string, ...fields: (string | number | undefined)[]) => void;
+type Resolver = (result: unknown) => void;
+
+const global = globalThis as unknown as Record<string, unknown>;
+const jsonStringify = JSON.stringify;
+const jsonParse = JSON.parse;
+const defineProperty = Object.defineProperty;
+const freeze = Object.freeze;
+const PromiseIntrinsic = Promise;
+const StringIntrinsic = String;
+
+const send = global[BRIDGE_GLOBALS.send] as Send;
+delete global[BRIDGE_GLOBALS.send];
+
+// Host-like or non-deterministic built-ins a script has no business with: shared memory (and
+// `Atomics.wait`, which would block the isolate thread), WebAssembly (which can also create
+// shared memory) and GC-driven callbacks (the only source of work the host does not drive).
+for (const name of ["SharedArrayBuffer", "Atomics", "WebAssembly", "FinalizationRegistry", "WeakRef"]) {
+  delete global[name];
+}
+
+let config: PreludeRunConfig | undefined;
+let started = false;
+let finished = false;
+let nextCallIndex = 0;
+let framesSent = 0;
+let resultsReceived = 0;
+let outputBytes = 0;
+let outputTruncated = false;
+const pending = new Map<number, Resolver>();
+
+function emit(kind: string, a?: string | number, b?: string | number, c?: string | number, d?: string | number): void {
+  framesSent++;
+  send(kind, a, b, c, d);
+}
+
+function bridgeError(text: string): Promise<unknown> {
+  return PromiseIntrinsic.resolve(freeze({ status: "error", code: "BRIDGE_ERROR", text }));
+}
+
+function callTool(tool: string, args: unknown): Promise<unknown> {
+  if (config === undefined || finished) {
+    return PromiseIntrinsic.resolve(
+      freeze({ status: "error", code: "CANCELLED", text: `tools.${tool}: the chain has already ended.` }),
+    );
+  }
+  const value = args === undefined ? {} : args;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return bridgeError(`tools.${tool}: arguments must be one object, e.g. tools.${tool}({ ... }).`);
+  }
+  const problem = findNonPlainData(value);
+  if (problem !== undefined) {
+    return bridgeError(`tools.${tool}: arguments must be plain JSON data; found ${problem}.`);
+  }
+  let argsJson: string;
+  try {
+    argsJson = jsonStringify(value);
+  } catch (error) {
+    return bridgeError(`tools.${tool}: arguments could not be serialised: ${describe(error)}.`);
+  }
+  const limit = config.maxArgumentBytes;
+  if (argsJson.length > limit / 3 && utf8Length(argsJson) > limit) {
+    return bridgeError(
+      `tools.${tool}: arguments are ${utf8Length(argsJson)} bytes of JSON, over the ${limit}-byte limit; ` +
+        "pass large data as an artifact instead.",
+    );
+  }
+  const callIndex = nextCallIndex++;
+  return new PromiseIntrinsic((resolve) => {
+    pending.set(callIndex, resolve);
+    emit(FRAME_KIND.call, callIndex, tool, argsJson);
+  });
+}
+
+function resolveCall(callIndex: number, resultJson: string): void {
+  resultsReceived++;
+  const resolve = pending.get(callIndex);
+  if (resolve === undefined) return;
+  pending.delete(callIndex);
+  let result: unknown;
+  try {
+    result = jsonParse(resultJson);
+  } catch {
+    result = freeze({ status: "error", code: "BRIDGE_ERROR", text: "the host sent a result that is not JSON." });
+  }
+  resolve(result);
+}
+
+function writeLog(level: LogLevel, args: unknown[]): void {
+  if (finished || outputTruncated) return;
+  let text: string;
+  try {
+    text = formatLogArguments(args);
+  } catch {
+    text = "[unprintable]";
+  }
+  const limit = config?.maxOutputBytes ?? 0;
+  const bytes = utf8Length(text) + 1;
+  if (outputBytes + bytes <= limit) {
+    outputBytes += bytes;
+    emit(FRAME_KIND.log, level, text);
+    return;
+  }
+  outputTruncated = true;
+  const room = limit - outputBytes - 1;
+  if (room > 0) {
+    let head = text.slice(0, room);
+    while (head.length > 0 && utf8Length(head) > room) head = head.slice(0, Math.max(0, head.length - (utf8Length(head) - room)));
+    if (head.length > 0) emit(FRAME_KIND.log, level, head);
+  }
+  outputBytes = limit;
+  emit(FRAME_KIND.log, level, OUTPUT_TRUNCATED_MARKER);
+}
+
+function describe(error: unknown): string {
+  try {
+    if (error instanceof Error) return `${error.name}: ${error.message}`;
+    return StringIntrinsic(error);
+  } catch {
+    return "an unprintable value";
+  }
+}
+
+function readField(error: unknown, field: "name" | "message" | "stack"): string | undefined {
+  try {
+    const value = (error as Record<string, unknown>)[field];
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function finish(returnJson: string | undefined, error?: unknown): void {
+  if (finished) return;
+  finished = true;
+  for (const resolve of pending.values()) {
+    resolve(freeze({ status: "error", code: "CANCELLED", text: "the chain ended before this call finished." }));
+  }
+  pending.clear();
+  if (error === undefined) {
+    framesSent++;
+    send(FRAME_KIND.done, returnJson);
+    return;
+  }
+  const isObject = typeof error === "object" && error !== null;
+  const name = (isObject ? readField(error, "name") : undefined) ?? "Error";
+  const message = isObject ? (readField(error, "message") ?? describe(error)) : `Uncaught ${describe(error)}`;
+  const stack = isObject ? readField(error, "stack") : undefined;
+  framesSent++;
+  send(FRAME_KIND.done, undefined, name, message, stack);
+}
+
+function settle(value: unknown): void {
+  if (value === undefined) return finish(undefined);
+  const problem = findNonPlainData(value);
+  if (problem !== undefined) {
+    return finish(undefined, { name: "TypeError", message: `return value must be JSON-compatible: found ${problem}` });
+  }
+  let json: string | undefined;
+  try {
+    json = jsonStringify(value);
+  } catch (error) {
+    return finish(undefined, { name: "TypeError", message: `return value must be JSON-compatible: ${describe(error)}` });
+  }
+  finish(json);
+}
+
+function start(configJson: string, script: unknown): void {
+  delete global[BRIDGE_GLOBALS.start];
+  if (started) return;
+  started = true;
+  config = jsonParse(configJson) as PreludeRunConfig;
+  random.reseed(config.seed);
+  clock.start(config.clockStart);
+  installTools(config.toolNames);
+  if (typeof script !== "function") {
+    finish(undefined, { name: "TypeError", message: "the compiled script did not evaluate to a function" });
+    return;
+  }
+  let promise: unknown;
+  try {
+    promise = (script as () => unknown)();
+  } catch (error) {
+    finish(undefined, error);
+    return;
+  }
+  PromiseIntrinsic.resolve(promise).then(settle, (error: unknown) => finish(undefined, error));
+}
+
+function probe(): string {
+  if (!started) return "not-started";
+  return finished ? "done" : `${framesSent},${resultsReceived}`;
+}
+
+function installTools(names: readonly string[]): void {
+  const tools: Record<string, (args?: unknown) => Promise<unknown>> = Object.create(null) as Record<string, never>;
+  for (const name of names) {
+    const fn = (args?: unknown): Promise<unknown> => callTool(name, args);
+    defineProperty(fn, "name", { value: name });
+    defineProperty(tools, name, { value: fn, enumerable: true });
+  }
+  defineProperty(global, "tools", { value: freeze(tools), enumerable: false, writable: false, configurable: false });
+}
+
+function installGlobal(name: string, value: unknown): void {
+  defineProperty(global, name, { value, enumerable: false, writable: false, configurable: false });
+}
+
+const random = (() => {
+  let next = createSeededRandom(0);
+  const mathRandom = function random(): number {
+    return next();
+  };
+  defineProperty(Math, "random", { value: mathRandom, writable: true, configurable: true });
+  return {
+    reseed(seed: number): void {
+      next = createSeededRandom(seed);
+    },
+  };
+})();
+
+const clock = installVirtualClock(globalThis);
+
+const consoleObject = freeze({
+  log: (...args: unknown[]) => writeLog("log", args),
+  info: (...args: unknown[]) => writeLog("info", args),
+  warn: (...args: unknown[]) => writeLog("warn", args),
+  error: (...args: unknown[]) => writeLog("error", args),
+  debug: (...args: unknown[]) => writeLog("debug", args),
+});
+defineProperty(global, "console", { value: consoleObject, enumerable: false, writable: true, configurable: true });
+
+installGlobal(
+  "budget",
+  freeze(
+    Object.defineProperties(
+      {},
+      {
+        total: { get: () => config?.maxToolCalls ?? 0, enumerable: true },
+        remaining: { get: () => Math.max(0, (config?.maxToolCalls ?? 0) - nextCallIndex), enumerable: true },
+      },
+    ),
+  ),
+);
+installGlobal(
+  "artifact",
+  function artifact(ref: string): { $artifact: string } {
+    return { $artifact: ref };
+  },
+);
+
+defineProperty(global, BRIDGE_GLOBALS.start, { value: start, configurable: true });
+defineProperty(global, BRIDGE_GLOBALS.resolve, { value: resolveCall, configurable: true });
+defineProperty(global, BRIDGE_GLOBALS.probe, { value: probe, configurable: true });

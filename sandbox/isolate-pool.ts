@@ -1,0 +1,188 @@
+/**
+ * A warm pool of {@link IsolateRunner}s, keyed by heap limit (an isolate's limit is fixed when
+ * it is created).
+ *
+ * Invariants:
+ * - A runner is lent to one run at a time; concurrent runs each get their own isolate, created
+ *   on demand when none is idle.
+ * - Every idle runner already holds (or is creating, off the critical path) its next context
+ *   with the prelude installed.
+ * - A runner that hit a limit, was cancelled or crashed is disposed, never reused. A runner is
+ *   also recycled after `maxRunsPerIsolate` runs or once its heap passes
+ *   `recycleHeapRatio × memoryLimitMb`. The warm size of the default limit is restored in the
+ *   background.
+ * - Idle runners beyond `poolSize` per heap limit are disposed on release.
+ * @module
+ */
+import { ChainRuntimeError } from "../src/kernel/index.ts";
+import { IsolateRunner } from "./isolate-runner.ts";
+
+/** Options of an {@link IsolatePool}. */
+export interface IsolatePoolOptions {
+  /** Idle isolates kept warm per heap limit. @defaultValue 2 */
+  readonly poolSize?: number;
+  /** Runs an isolate serves before it is replaced. @defaultValue 100 */
+  readonly maxRunsPerIsolate?: number;
+  /** Heap limit of the isolates kept warm, MiB. @defaultValue 128 */
+  readonly memoryLimitMb?: number;
+  /** Recycle an isolate once its used heap after a run exceeds this share of its limit. @defaultValue 0.5 */
+  readonly recycleHeapRatio?: number;
+  /** Prelude source override, for tests. @defaultValue the bundled prelude */
+  readonly preludeSource?: string;
+}
+
+interface Idle {
+  readonly runner: IsolateRunner;
+  ready: boolean;
+}
+
+/** Lends warm isolate runners; see the module comment. */
+export class IsolatePool {
+  /** Idle isolates kept warm per heap limit. */
+  readonly poolSize: number;
+  /** Runs an isolate serves before it is replaced. */
+  readonly maxRunsPerIsolate: number;
+  /** Heap limit of the isolates {@link warm} creates, MiB. */
+  readonly memoryLimitMb: number;
+  /** Share of the heap limit past which an isolate is recycled after a run. */
+  readonly recycleHeapRatio: number;
+  readonly #preludeSource: string | undefined;
+  readonly #idle = new Map<number, Idle[]>();
+  readonly #all = new Set<IsolateRunner>();
+  #closed = false;
+
+  /** Creates an empty pool; call {@link warm} to fill it ahead of the first run. */
+  constructor(options: IsolatePoolOptions = {}) {
+    this.poolSize = options.poolSize ?? 2;
+    this.maxRunsPerIsolate = options.maxRunsPerIsolate ?? 100;
+    this.memoryLimitMb = options.memoryLimitMb ?? 128;
+    this.recycleHeapRatio = options.recycleHeapRatio ?? 0.5;
+    this.#preludeSource = options.preludeSource;
+  }
+
+  /** Live isolates, idle and lent. */
+  get size(): number {
+    return this.#all.size;
+  }
+
+  /** Idle isolates of `memoryLimitMb` (default: the pool's). */
+  idleCount(memoryLimitMb: number = this.memoryLimitMb): number {
+    return this.#idle.get(memoryLimitMb)?.length ?? 0;
+  }
+
+  /** Fills the pool to `poolSize` warm isolates of the default limit and waits until they are ready. */
+  async warm(): Promise<void> {
+    const waits: Promise<void>[] = [];
+    while (!this.#closed && this.#countOf(this.memoryLimitMb) < this.poolSize) {
+      waits.push(this.#addIdle(this.memoryLimitMb));
+    }
+    for (const idle of this.#idle.get(this.memoryLimitMb) ?? []) waits.push(idle.runner.prepare().catch(() => undefined));
+    await Promise.all(waits);
+  }
+
+  /**
+   * Takes a runner with heap limit `memoryLimitMb`: a ready idle one, else one still preparing,
+   * else a new one. Throws `ChainRuntimeError` `SANDBOX_FAILED` once closed.
+   */
+  acquire(memoryLimitMb: number = this.memoryLimitMb): IsolateRunner {
+    if (this.#closed) throw new ChainRuntimeError("SANDBOX_FAILED", "The isolate pool is closed.");
+    const idle = this.#idle.get(memoryLimitMb);
+    if (idle !== undefined) {
+      let index = idle.findIndex((entry) => entry.ready && !entry.runner.isDisposed);
+      if (index < 0) index = idle.findIndex((entry) => !entry.runner.isDisposed);
+      if (index >= 0) {
+        const [entry] = idle.splice(index, 1);
+        if (entry !== undefined) return entry.runner;
+      }
+    }
+    const runner = this.#create(memoryLimitMb);
+    void runner.prepare().catch(() => runner.dispose());
+    return runner;
+  }
+
+  /** Returns a runner after its run settled: kept warm, or disposed and replaced. */
+  release(runner: IsolateRunner): void {
+    const limit = runner.memoryLimitMb;
+    const worn =
+      runner.isDisposed ||
+      runner.runs >= this.maxRunsPerIsolate ||
+      runner.heapBytes > this.recycleHeapRatio * limit * 1024 * 1024;
+    const idle = this.#idleList(limit);
+    if (this.#closed || worn || idle.length >= this.poolSize) {
+      this.#drop(runner);
+      if (!this.#closed && limit === this.memoryLimitMb) this.#refillSoon();
+      return;
+    }
+    const entry: Idle = { runner, ready: false };
+    idle.push(entry);
+    runner.prepare().then(
+      () => {
+        entry.ready = true;
+      },
+      () => this.#evict(entry),
+    );
+  }
+
+  /** Disposes every isolate, lent ones included (their runs end as crashes). Idempotent. */
+  close(): void {
+    this.#closed = true;
+    for (const runner of this.#all) runner.dispose();
+    this.#all.clear();
+    this.#idle.clear();
+  }
+
+  #countOf(limit: number): number {
+    let count = 0;
+    for (const runner of this.#all) if (runner.memoryLimitMb === limit) count++;
+    return count;
+  }
+
+  #idleList(limit: number): Idle[] {
+    let list = this.#idle.get(limit);
+    if (list === undefined) {
+      list = [];
+      this.#idle.set(limit, list);
+    }
+    return list;
+  }
+
+  #create(limit: number): IsolateRunner {
+    const runner = new IsolateRunner({
+      memoryLimitMb: limit,
+      ...(this.#preludeSource === undefined ? {} : { preludeSource: this.#preludeSource }),
+    });
+    this.#all.add(runner);
+    return runner;
+  }
+
+  #addIdle(limit: number): Promise<void> {
+    const runner = this.#create(limit);
+    const entry: Idle = { runner, ready: false };
+    this.#idleList(limit).push(entry);
+    return runner.prepare().then(
+      () => {
+        entry.ready = true;
+      },
+      () => this.#evict(entry),
+    );
+  }
+
+  #evict(entry: Idle): void {
+    const list = this.#idle.get(entry.runner.memoryLimitMb);
+    const index = list?.indexOf(entry) ?? -1;
+    if (list !== undefined && index >= 0) list.splice(index, 1);
+    this.#drop(entry.runner);
+  }
+
+  #drop(runner: IsolateRunner): void {
+    runner.dispose();
+    this.#all.delete(runner);
+  }
+
+  #refillSoon(): void {
+    setImmediate(() => {
+      if (this.#closed || this.#countOf(this.memoryLimitMb) >= this.poolSize) return;
+      void this.#addIdle(this.memoryLimitMb);
+    });
+  }
+}

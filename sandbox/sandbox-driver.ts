@@ -1,0 +1,107 @@
+/**
+ * The contract every sandbox driver fulfils. A driver runs one compiled script in a fresh,
+ * isolated context and forwards every `tools.*` call to the host through `onToolCall`; it knows
+ * nothing of the invoker, the toolbox or policy beyond the limits it is handed.
+ *
+ * Invariants every driver keeps (the shared contract suite in test/contracts checks them):
+ * - `run` never rejects for anything the script does: faults, limits and crashes are outcomes.
+ * - A limit hit (memory, CPU, wall time) ends the run within ~100 ms of the limit, disposes the
+ *   isolate that hit it, and leaves other runs untouched.
+ * - Nothing is left running after `run` settles: pending tool calls get their signal aborted.
+ * - Console output reaches the host as it is written, so it survives a kill.
+ * @module
+ */
+import type { InvocationResult } from "../src/kernel/index.ts";
+
+/** The resource caps of one run. */
+export interface SandboxLimits {
+  /** Heap limit of the isolate, MiB. */
+  readonly memoryLimitMb: number;
+  /** CPU time the script may use (its own thread), ms. */
+  readonly cpuTimeMs: number;
+  /** Wall time of the whole run, awaiting included, ms. */
+  readonly totalTimeoutMs: number;
+  /** Console bytes forwarded; past this one truncation marker is sent and the rest dropped. */
+  readonly maxOutputBytes: number;
+  /** Largest JSON text of one call's arguments, bytes. */
+  readonly maxArgumentBytes: number;
+}
+
+/** One `tools.*` call as it leaves the isolate. */
+export interface SandboxToolCall {
+  /** 0-based index assigned inside the isolate in program order. */
+  readonly callIndex: number;
+  readonly tool: string;
+  /** The arguments as JSON text, serialised inside the isolate. */
+  readonly argsJson: string;
+}
+
+/** Console levels the prelude captures. */
+export type SandboxLogLevel = "log" | "info" | "warn" | "error" | "debug";
+
+/** Everything a driver needs to run one script. */
+export interface SandboxRunRequest {
+  readonly chainId: string;
+  /** Compiled JavaScript from the compile step (see `src/compile`). */
+  readonly script: string;
+  /** File name used in stack traces of the script. */
+  readonly scriptName: string;
+  /** Names installed on `tools`. */
+  readonly toolNames: readonly string[];
+  /** Shown to the script as `budget.total`; `budget.remaining` counts down per call. */
+  readonly maxToolCalls: number;
+  readonly limits: SandboxLimits;
+  /** Seed of the script's `Math.random`. */
+  readonly seed: number;
+  /** Start of the script's virtual clock, epoch ms. */
+  readonly clockStart: number;
+  /** Aborting it cancels the run (`status: "cancelled"`). */
+  readonly signal?: AbortSignal;
+  /**
+   * Runs one call on the host. Must never reject; the driver delivers the result to the script.
+   * `signal` fires when the run ends before the call does.
+   */
+  readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult>;
+  /** Receives console output as it is written (already bounded by `maxOutputBytes`). */
+  readonly onLog?: (level: SandboxLogLevel, text: string) => void;
+}
+
+/**
+ * A fault inside the sandbox, positions still in compiled code. Names the drivers use beyond
+ * the script's own errors: `TimeoutError` (totalTimeoutMs, status `timeout`), `CpuLimitError`
+ * (cpuTimeMs, status `timeout`), `MemoryLimitError` (memoryLimitMb, status `error`), all with
+ * phase `limit`; `SandboxError` (the isolate vanished: driver closed, crash; phase `limit`);
+ * `DeadlockError` (phase `limit`: the script awaits a promise nothing can settle, with no
+ * call pending). A syntax error in the compiled script surfaces as a runtime `SyntaxError`.
+ */
+export interface SandboxError {
+  readonly phase: "runtime" | "limit";
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+}
+
+/**
+ * How one run ended. `returnJson` is `JSON.stringify` of the value inside the isolate, so JSON's
+ * own rules apply (`-0` becomes `0`, `NaN` becomes `null`, `undefined` members are dropped).
+ */
+export interface SandboxRunOutcome {
+  readonly status: "ok" | "error" | "timeout" | "cancelled";
+  /** JSON text of the script's return value; absent when it returned `undefined`. */
+  readonly returnJson?: string;
+  readonly error?: SandboxError;
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly heapBytes: number;
+}
+
+/** A way to run scripts in isolation. */
+export interface SandboxDriver {
+  /** `"in-process"` or `"process"`. */
+  readonly kind: string;
+  run(request: SandboxRunRequest): Promise<SandboxRunOutcome>;
+  /** Brings the pool to its warm size; optional, `run` works cold. */
+  warm?(): Promise<void>;
+  /** Disposes every isolate and child; later `run` calls reject with `SANDBOX_FAILED`/`CHAIN_CLOSED`. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,163 @@
+/**
+ * QueueApprovalHandler: approvals decided later, by someone else, possibly in another process.
+ *
+ * ```
+ * request(req) ──putPending──▶ ApprovalStore ◀──decide(id)── server / CLI / other instance
+ *      │                             │
+ *      └── waits ◀── in-process decide() resolves at once
+ *                ◀── poll getDecision(id) every pollIntervalMs (decisions from elsewhere)
+ *                ◀── signal abort ──▶ "denied", entry removed
+ * ```
+ *
+ * Invariants:
+ * - A decision already in the store for `req.id` is returned at once (a restarted process asking
+ *   again gets the answer given while it was down).
+ * - Each waiter settles exactly once; on settling its timer and abort listener are gone and its
+ *   entry is removed from the store (the decision is consumed).
+ * - A pending entry that vanishes from the store without a decision settles as `"denied"`.
+ * - A store read failing while polling is retried at the next tick: the invoker's own approval
+ *   timeout bounds the wait.
+ */
+import {
+  ChainRuntimeError,
+  type ApprovalDecision,
+  type ApprovalHandler,
+  type ApprovalRequest,
+  type ApprovalRequestOptions,
+} from "../kernel/index.ts";
+import type { ApprovalStore } from "./approval-store.ts";
+import { checkApprovalDecision, checkApprovalRequest } from "./check-approval-args.ts";
+import { MemoryApprovalStore } from "./memory-approval-store.ts";
+
+/** How often a waiter polls the store when none is given. */
+export const DEFAULT_APPROVAL_POLL_INTERVAL_MS = 250;
+
+/** Options of a {@link QueueApprovalHandler}. */
+export interface QueueApprovalHandlerOptions {
+  /**
+   * Where pending requests and decisions live. Use a `FileApprovalStore` to decide from
+   * another process or across restarts.
+   * @defaultValue a new `MemoryApprovalStore`
+   */
+  readonly store?: ApprovalStore;
+  /**
+   * How often each waiter checks the store for a decision made by another instance, in ms.
+   * Decisions made through this instance's {@link QueueApprovalHandler.decide} need no poll.
+   * @defaultValue 250 ({@link DEFAULT_APPROVAL_POLL_INTERVAL_MS})
+   */
+  readonly pollIntervalMs?: number;
+}
+
+type Settle = (decision: ApprovalDecision) => void;
+
+/**
+ * An {@link ApprovalHandler} that queues each request in an {@link ApprovalStore} and waits for
+ * a decision made through {@link QueueApprovalHandler.decide} (here or in any instance over the
+ * same store). An aborted `signal` stops the wait with `"denied"` and removes the entry.
+ *
+ * Errors: `request` throws `STORE_FAILED` when the store cannot record the request, and
+ * `ARGUMENT_INVALID` for a malformed request.
+ */
+export class QueueApprovalHandler implements ApprovalHandler {
+  /** The store requests and decisions go through. */
+  readonly store: ApprovalStore;
+  /** Poll interval in ms. */
+  readonly pollIntervalMs: number;
+  readonly #waiters = new Map<string, Set<Settle>>();
+
+  /** @param options - see {@link QueueApprovalHandlerOptions}. Throws `ARGUMENT_INVALID` for a bad poll interval. */
+  constructor(options: QueueApprovalHandlerOptions = {}) {
+    const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_APPROVAL_POLL_INTERVAL_MS;
+    if (typeof pollIntervalMs !== "number" || !Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `pollIntervalMs must be a finite number > 0; got ${String(pollIntervalMs)}.`, {
+        details: { argument: "pollIntervalMs", value: pollIntervalMs },
+      });
+    }
+    this.store = options.store ?? new MemoryApprovalStore();
+    this.pollIntervalMs = pollIntervalMs;
+  }
+
+  /**
+   * Queues `request` and resolves with the decision once one is made. Resolves `"denied"` at
+   * once when `signal` is already aborted (nothing is queued), and when it aborts while waiting
+   * (the entry is removed).
+   */
+  async request(request: ApprovalRequest, options: ApprovalRequestOptions): Promise<ApprovalDecision> {
+    const { signal } = options;
+    const checked = checkApprovalRequest(request);
+    if (signal.aborted) return "denied";
+    const earlier = await this.store.getDecision(checked.id);
+    if (earlier !== undefined) {
+      await this.#forget(checked.id);
+      return earlier;
+    }
+    await this.store.putPending(checked);
+    if (signal.aborted) {
+      await this.#forget(checked.id);
+      return "denied";
+    }
+    return this.#wait(checked.id, signal);
+  }
+
+  /** Requests awaiting a decision in the store (from every instance), oldest first. */
+  async pending(): Promise<ApprovalRequest[]> {
+    return this.store.listPending();
+  }
+
+  /**
+   * Records `decision` for request `id` in the store and wakes a waiter of this instance at once
+   * (waiters in other instances see it at their next poll). Throws `APPROVAL_NOT_FOUND` when no
+   * pending request has `id`, `ARGUMENT_INVALID` for a value that is not a decision.
+   */
+  async decide(id: string, decision: ApprovalDecision): Promise<void> {
+    checkApprovalDecision(decision);
+    await this.store.decide(id, decision);
+    const waiters = this.#waiters.get(id);
+    if (waiters !== undefined) for (const settle of [...waiters]) settle(decision);
+  }
+
+  #wait(id: string, signal: AbortSignal): Promise<ApprovalDecision> {
+    return new Promise<ApprovalDecision>((resolve) => {
+      let settled = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waiters = this.#waiters.get(id) ?? new Set<Settle>();
+      this.#waiters.set(id, waiters);
+
+      const settle: Settle = (decision) => {
+        if (settled) return;
+        settled = true;
+        if (timer !== undefined) clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        waiters.delete(settle);
+        if (waiters.size === 0 && this.#waiters.get(id) === waiters) this.#waiters.delete(id);
+        void this.#forget(id).then(() => resolve(decision));
+      };
+      const onAbort = (): void => settle("denied");
+
+      const poll = async (): Promise<void> => {
+        timer = undefined;
+        try {
+          const decision = await this.store.getDecision(id);
+          if (decision !== undefined) return settle(decision);
+          if ((await this.store.get(id)) === undefined) return settle("denied");
+        } catch {
+          // transient store failure: try again at the next tick
+        }
+        if (!settled) timer = setTimeout(() => void poll(), this.pollIntervalMs);
+      };
+
+      waiters.add(settle);
+      signal.addEventListener("abort", onAbort, { once: true });
+      timer = setTimeout(() => void poll(), this.pollIntervalMs);
+    });
+  }
+
+  /** Removes the entry of `id`, swallowing store failures (the outcome is already decided). */
+  async #forget(id: string): Promise<void> {
+    try {
+      await this.store.remove(id);
+    } catch {
+      // best effort: a stale entry is harmless, and its decision is already consumed
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { ChainRuntimeError, isArtifactRef, type ArtifactRef, type BlobGcOptions, type BlobMeta } from "../kernel/index.ts";
+
+/** MIME type of a blob put without one. */
+export const DEFAULT_BLOB_MIME_TYPE = "application/octet-stream";
+
+/**
+ * The 64 hex digits of a well-formed ref. Throws `ChainRuntimeError` `ARTIFACT_REF_INVALID`
+ * for anything else, so a ref like `sha256:../../etc` never reaches a path.
+ */
+export function refToHex(ref: unknown): string {
+  if (!isArtifactRef(ref)) {
+    throw new ChainRuntimeError(
+      "ARTIFACT_REF_INVALID",
+      `Not an artifact ref: ${describeRef(ref)}. Expected "sha256:" and 64 lowercase hex digits.`,
+      { details: { ref: describeRef(ref) } },
+    );
+  }
+  return ref.slice("sha256:".length);
+}
+
+/** The ref of a hex digest. */
+export function hexToRef(hex: string): ArtifactRef {
+  return `sha256:${hex}`;
+}
+
+/**
+ * A private copy of the bytes to store: strings become UTF-8, byte arrays are copied so a caller
+ * mutating its array after `put` cannot change what is stored or make it disagree with its ref.
+ * Throws `ARGUMENT_INVALID` for anything else.
+ */
+export function toBlobBytes(input: unknown): Uint8Array {
+  if (typeof input === "string") return new TextEncoder().encode(input);
+  if (input instanceof Uint8Array) return input.slice();
+  throw new ChainRuntimeError("ARGUMENT_INVALID", `A blob must be a Uint8Array or a string; got ${typeName(input)}.`, {
+    details: { argument: "bytes", type: typeName(input) },
+  });
+}
+
+/** Checked {@link BlobMeta}, with the default MIME type applied. Throws `ARGUMENT_INVALID`. */
+export function checkBlobMeta(meta: unknown): { mimeType: string; name?: string } {
+  if (meta === undefined) return { mimeType: DEFAULT_BLOB_MIME_TYPE };
+  if (typeof meta !== "object" || meta === null) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `Blob meta must be an object; got ${typeName(meta)}.`, {
+      details: { argument: "meta" },
+    });
+  }
+  const { mimeType, name } = meta as BlobMeta;
+  if (mimeType !== undefined && (typeof mimeType !== "string" || mimeType === "")) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", "Blob meta.mimeType must be a non-empty string.", {
+      details: { argument: "meta.mimeType" },
+    });
+  }
+  if (name !== undefined && typeof name !== "string") {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", "Blob meta.name must be a string.", { details: { argument: "meta.name" } });
+  }
+  return name === undefined ? { mimeType: mimeType ?? DEFAULT_BLOB_MIME_TYPE } : { mimeType: mimeType ?? DEFAULT_BLOB_MIME_TYPE, name };
+}
+
+/**
+ * The newest `createdAt` a `gc` pass may remove: `now - olderThanMs`. Throws `ARGUMENT_INVALID`
+ * when `olderThanMs` is negative or not finite, or `now` is not finite.
+ */
+export function gcCutoff(options: BlobGcOptions | undefined, clock: () => number): number {
+  const olderThanMs = options?.olderThanMs ?? 0;
+  const now = options?.now ?? clock();
+  if (typeof olderThanMs !== "number" || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `gc olderThanMs must be a finite number >= 0; got ${String(olderThanMs)}.`, {
+      details: { argument: "olderThanMs", value: olderThanMs },
+    });
+  }
+  if (typeof now !== "number" || !Number.isFinite(now)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `gc now must be a finite number; got ${String(now)}.`, {
+      details: { argument: "now", value: now },
+    });
+  }
+  return now - olderThanMs;
+}
+
+function describeRef(ref: unknown): string {
+  if (typeof ref !== "string") return typeName(ref);
+  const shown = ref.length > 80 ? `${ref.slice(0, 80)}...` : ref;
+  return JSON.stringify(shown);
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value;
+}

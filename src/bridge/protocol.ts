@@ -1,0 +1,142 @@
+/**
+ * The bridge protocol: the frames that travel between the script's isolate and the host. This
+ * file is the single definition both sides import (the prelude bundles it into the isolate, the
+ * host drivers import it directly), so the two cannot drift. It must stay runtime-neutral: no
+ * Node imports, no DOM, nothing but types and constants.
+ *
+ * ```
+ *  isolate (prelude)                                host (sandbox driver)
+ *  tools.x(args) ── call  {callIndex, tool, argsJson} ──▶ onToolCall(...)
+ *                ◀── result {callIndex, resultJson} ──── InvocationResult as JSON
+ *  console.log   ── log   {level, text} ─────────────────▶ onLog(...)
+ *  return / throw ── done {returnJson} | {error} ────────▶ SandboxRunOutcome
+ * ```
+ *
+ * Every value inside a frame is a string or a number: arguments, results and return values
+ * cross as JSON text, serialised on the sending side. Inside one process the frames travel as
+ * positional callback arguments (see {@link FRAME_KIND}); across a process boundary or to disk
+ * they are the objects below, encoded by `codec.ts`.
+ *
+ * Bump {@link PROTOCOL_VERSION} on any change to a frame's shape or meaning.
+ * @module
+ */
+
+/** Version of the frame shapes below. Both sides refuse frames of another version. */
+export const PROTOCOL_VERSION = 1;
+
+/**
+ * The `kind` of every frame, in noun-verb style. Inside one process the isolate sends frames as
+ * positional arguments of one callback, `send(kind, ...fields)`, in this order:
+ * - `tool-call`: `callIndex, tool, argsJson`
+ * - `console-log`: `level, text`
+ * - `chain-done`: `returnJson` (or `undefined`), then on failure `name, message, stack`
+ *
+ * and the host answers a call with `resolve(callIndex, resultJson)`.
+ */
+export const FRAME_KIND = Object.freeze({
+  /** isolate → host: a `tools.*` call. */
+  call: "tool-call",
+  /** host → isolate: the answer to one call. */
+  result: "tool-result",
+  /** isolate → host: one console line. */
+  log: "console-log",
+  /** isolate → host: the script settled. */
+  done: "chain-done",
+} as const);
+
+/** One of {@link FRAME_KIND}'s values. */
+export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
+
+/** Console levels the prelude captures. */
+export type LogLevel = "log" | "info" | "warn" | "error" | "debug";
+
+/** isolate → host: the script called `tools[tool](args)`. */
+export interface CallFrame {
+  readonly kind: typeof FRAME_KIND.call;
+  /** 0-based, assigned inside the isolate in program order; only calls that were sent count. */
+  readonly callIndex: number;
+  readonly tool: string;
+  /** The arguments as JSON text (an object; `{}` when the script passed none). */
+  readonly argsJson: string;
+}
+
+/** host → isolate: the outcome of call `callIndex`, an `InvocationResult` as JSON text. */
+export interface ResultFrame {
+  readonly kind: typeof FRAME_KIND.result;
+  readonly callIndex: number;
+  readonly resultJson: string;
+}
+
+/** isolate → host: one console call, already formatted and bounded. */
+export interface LogFrame {
+  readonly kind: typeof FRAME_KIND.log;
+  readonly level: LogLevel;
+  readonly text: string;
+}
+
+/** A thrown value as it leaves the isolate. */
+export interface WireError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+}
+
+/**
+ * isolate → host: the script's promise settled. Exactly one of `returnJson` / `error` is set,
+ * or neither when the script returned `undefined`.
+ */
+export interface DoneFrame {
+  readonly kind: typeof FRAME_KIND.done;
+  /** JSON text of the return value; absent when the script returned `undefined`. */
+  readonly returnJson?: string;
+  readonly error?: WireError;
+}
+
+/** Any frame. */
+export type Frame = CallFrame | ResultFrame | LogFrame | DoneFrame;
+
+/** Frames the isolate sends. */
+export type IsolateFrame = CallFrame | LogFrame | DoneFrame;
+
+/** A frame on the wire of a process boundary: the version tag plus the frame. */
+export interface VersionedFrame {
+  readonly v: typeof PROTOCOL_VERSION;
+  readonly frame: Frame;
+}
+
+/** What the prelude receives at the start of a run, as JSON text. */
+export interface PreludeRunConfig {
+  /** Names installed on `tools`. */
+  readonly toolNames: readonly string[];
+  /** `budget.total`. */
+  readonly maxToolCalls: number;
+  /** Seed of `Math.random`. */
+  readonly seed: number;
+  /** Start of the virtual clock, epoch ms. */
+  readonly clockStart: number;
+  /** Console bytes forwarded before the truncation marker. */
+  readonly maxOutputBytes: number;
+  /** Largest JSON text of one call's arguments, UTF-8 bytes. */
+  readonly maxArgumentBytes: number;
+}
+
+/** The line sent once when console output passes `maxOutputBytes`; later output is dropped. */
+export const OUTPUT_TRUNCATED_MARKER = "[isochain: output truncated at maxOutputBytes]";
+
+/**
+ * Names the prelude and the in-process driver share on the isolate's global object during
+ * setup. Each is removed before any script code runs.
+ */
+export const BRIDGE_GLOBALS = Object.freeze({
+  /** host callback the prelude captures and deletes: `send(kind, ...fields)`. */
+  send: "__isochain_send",
+  /** prelude function the host keeps a reference to and deletes: `resolve(callIndex, resultJson)`. */
+  resolve: "__isochain_resolve",
+  /**
+   * prelude function the host keeps and deletes: `"not-started"`, `"done"`, or
+   * `"<framesSent>,<resultsReceived>"` while the script runs.
+   */
+  probe: "__isochain_probe",
+  /** prelude function the run wrapper calls once, which then deletes itself: `start(configJson, fn)`. */
+  start: "__isochain_start",
+} as const);

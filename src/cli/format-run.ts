@@ -1,0 +1,56 @@
+import type { ArtifactRef, BlobStore, ChainRunResult } from "../index.ts";
+
+/** What `formatRun` prints besides the run itself. */
+export interface FormatRunOptions {
+  readonly scriptPath: string;
+  readonly code: string;
+  /** Artifacts the run produced, with a label each. */
+  readonly artifacts: ReadonlyMap<ArtifactRef, string>;
+  readonly blobStore: BlobStore;
+}
+
+/** The human-readable report of one run: status, return value, console output, trace, artifacts. */
+export async function formatRun(run: ChainRunResult, options: FormatRunOptions): Promise<string> {
+  const out: string[] = [];
+  out.push(`chain ${run.chainId}  ${options.scriptPath}`);
+  out.push(`status: ${run.status}  ${run.durationMs.toFixed(1)} ms  ${run.stats.toolCalls} tool call(s)  cpu ${run.stats.cpuMs.toFixed(1)} ms`);
+  if (run.error) {
+    const where = run.error.line === undefined ? "" : ` (line ${run.error.line}, column ${run.error.column ?? "?"})`;
+    out.push("", `error [${run.error.phase}]${where}: ${run.error.name}: ${run.error.message}`);
+    if (run.error.codeFrame) out.push(run.error.codeFrame);
+  }
+  out.push("", "return value:");
+  if (run.returnArtifactRef) out.push(`  (offloaded) ${run.returnArtifactRef}`);
+  else out.push(indent(run.returnValue === undefined ? "undefined" : JSON.stringify(run.returnValue, null, 2)));
+  if (run.outputText) out.push("", "console output:", indent(run.outputText.replace(/\n$/, "")));
+  out.push("", "trace:");
+  const rows = run.callTrace.map((record) => [
+    String(record.seq),
+    record.callId,
+    record.tool,
+    record.status,
+    record.durationMs.toFixed(1),
+    record.status === "ok" ? "" : `${record.code ?? ""} ${record.error ?? ""}`.trim().slice(0, 80),
+  ]);
+  out.push(table(["seq", "call", "tool", "status", "ms", "note"], rows));
+  if (run.droppedCallRecords) out.push(`  … ${run.droppedCallRecords} more calls counted, not kept`);
+  if (options.artifacts.size > 0) {
+    out.push("", "artifacts:");
+    for (const [ref, label] of options.artifacts) {
+      const stat = await options.blobStore.stat(ref);
+      out.push(`  ${ref}  ${stat ? `${stat.bytes} bytes ${stat.mimeType}` : "(missing)"}  ${label}`);
+    }
+  }
+  return `${out.join("\n")}\n`;
+}
+
+function indent(text: string): string {
+  return text.split("\n").map((line) => `  ${line}`).join("\n");
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  if (rows.length === 0) return "  (no tool calls)";
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
+  const line = (cells: readonly string[]): string => `  ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ")}`.trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}

@@ -1,0 +1,345 @@
+/**
+ * Compiles the model's script (the body of an async function, TypeScript or JavaScript) into
+ * the code a sandbox driver evaluates; see `compiled-script-contract.ts` for what that code is.
+ *
+ * ```
+ * source ──cache hit (Map lookup by source text)──────────────────────────────► result
+ *   │ miss
+ *   ├─ scanScript(source): module syntax, import(), require(), stray brackets, decorators
+ *   ├─ wrap: "(async function __chain__() {\n" + source + "\n})"
+ *   ├─ fast path: Node's stripTypeScriptTypes (mode "strip"): types become blanks, every
+ *   │  position is kept, so the map is a line offset. Its parser skips scope checks
+ *   │  (`const a` twice passes), so V8 compiles the result once (node:vm Script, never
+ *   │  run) for the early errors the isolate would raise. Taken only when both accept it
+ *   │  and the scan saw nothing that needs esbuild; anything else falls through.
+ *   ├─ esbuild transformSync (ts loader, target node24, external source map): the authority.
+ *   │  Its errors become the compile ChainError, positioned in the original text.
+ *   └─ checks confirmed against the compiled code: import()/require() → CompileError;
+ *      a `}` that closed the wrapper early → SyntaxError (confirmed by a second wrap).
+ * ```
+ *
+ * Invariants: never throws for anything in the script (only `COMPILE_FAILED` when esbuild
+ * itself cannot run); every error position is 1-based in the original text (UTF-16
+ * columns, CRLF counted as one line break); both paths give the same semantics, since the
+ * strip path only blanks erasable TypeScript and esbuild at target node24 lowers nothing V8
+ * of Node 24 runs natively (async/await, `using` included). Results, failures included, are
+ * cached by source text (LRU), and a hit returns the very same object.
+ * @module
+ */
+import * as module from "node:module";
+import { Script } from "node:vm";
+import { transformSync } from "esbuild";
+import type { Message, TransformOptions } from "esbuild";
+import { ChainRuntimeError, sha256Hex } from "../kernel/index.ts";
+import type { ChainError } from "../kernel/index.ts";
+import { codeFrame } from "./code-frame.ts";
+import { CompileCache } from "./compile-cache.ts";
+import {
+  COMPILED_SCRIPT_LINE_OFFSET,
+  COMPILED_SCRIPT_PREFIX,
+  COMPILED_SCRIPT_SUFFIX,
+  DEFAULT_SOURCE_NAME,
+  wrapScriptBody,
+} from "./compiled-script-contract.ts";
+import { decodeSourceMapMappings } from "./decode-source-map-mappings.ts";
+import { lineStartOffsets, positionAtOffset, utf8ColumnToUtf16 } from "./line-index.ts";
+import type { SourcePosition } from "./line-index.ts";
+import { scanScript } from "./scan-script.ts";
+import type { ScriptScan } from "./scan-script.ts";
+import { createSourcePositionMapper } from "./source-position-mapper.ts";
+import type { SourcePositionMapper } from "./source-position-mapper.ts";
+
+/** The message of every refused `import`, `export`, `import()` or `require()`. */
+export const MODULE_SYNTAX_MESSAGE =
+  "isochain scripts cannot import modules; every tool is on `tools.*` (e.g. `await tools.search({...})`)";
+
+/** Which compiler produced the code: Node's type stripper (fast path) or esbuild. */
+export type CompileEngine = "strip" | "esbuild";
+
+/** A compile error: always `phase: "compile"`, positioned in the original script when known. */
+export interface CompileError extends ChainError {
+  readonly phase: "compile";
+  /** `"SyntaxError"` for what does not parse, `"CompileError"` for what isochain refuses (imports). */
+  readonly name: "SyntaxError" | "CompileError";
+}
+
+/** A script that compiled. */
+export interface CompileSuccess {
+  readonly ok: true;
+  /** The code for the sandbox; see `compiled-script-contract.ts`. */
+  readonly code: string;
+  /** sha256 (hex) of the source text. */
+  readonly hash: string;
+  /** Maps runtime positions in `code` back to the source. */
+  readonly map: SourcePositionMapper;
+  readonly engine: CompileEngine;
+}
+
+/** A script that did not compile. */
+export interface CompileFailure {
+  readonly ok: false;
+  readonly error: CompileError;
+  /** sha256 (hex) of the source text. */
+  readonly hash: string;
+}
+
+/** The outcome of {@link compileScript}; a failure is a value, never thrown. */
+export type CompileResult = CompileSuccess | CompileFailure;
+
+/** Options of {@link compileScript}. */
+export interface CompileOptions {
+  /**
+   * Name of the original script in mapped stacks (`chain.ts:3:7`) and in esbuild's map.
+   * @defaultValue `"chain.ts"`
+   */
+  readonly filename?: string;
+  /**
+   * Cache to use, or `false` for none.
+   * @defaultValue {@link defaultCompileCache}
+   */
+  readonly cache?: CompileCache<CachedCompile> | false;
+  /**
+   * `"auto"` takes the type-stripping fast path when it applies; `"esbuild"` always uses esbuild.
+   * @defaultValue `"auto"`
+   */
+  readonly engine?: "auto" | "esbuild";
+}
+
+/** What the compile cache holds per source. */
+export interface CachedCompile {
+  readonly result: CompileResult;
+  readonly filename: string;
+  readonly engine: "auto" | "esbuild";
+}
+
+/** The process-wide cache used when no `cache` option is given (256 entries, 16 MiB). */
+export const defaultCompileCache = new CompileCache<CachedCompile>();
+
+/**
+ * Compiles a model-written script; see the module comment for the pipeline.
+ * @param source - the body of an async function, TypeScript or JavaScript.
+ * @returns a {@link CompileResult}; syntax errors and refused imports are failures, not throws.
+ * @throws ChainRuntimeError `COMPILE_FAILED` only when esbuild itself cannot run.
+ */
+export function compileScript(source: string, options: CompileOptions = {}): CompileResult {
+  const filename = options.filename ?? DEFAULT_SOURCE_NAME;
+  const engine = options.engine ?? "auto";
+  const cache = options.cache === false ? undefined : (options.cache ?? defaultCompileCache);
+  const hit = cache?.get(source);
+  if (hit !== undefined && hit.filename === filename && hit.engine === engine) return hit.result;
+
+  const result = compileUncached(source, filename, engine);
+  cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
+  return result;
+}
+
+function compileUncached(source: string, filename: string, engine: "auto" | "esbuild"): CompileResult {
+  const hash = sha256Hex(source);
+  const text = new SourceText(source);
+  const scan = scanScript(source);
+  const wrapped = wrapScriptBody(source);
+
+  let code: string | undefined;
+  let map: SourcePositionMapper;
+  let usedEngine: CompileEngine;
+  const stripped = engine === "auto" && !scan.needsTranspile && scan.strayCloser === undefined
+    ? stripTypes(wrapped)
+    : undefined;
+  if (stripped !== undefined) {
+    code = stripped;
+    usedEngine = "strip";
+    map = createSourcePositionMapper({ filename, lineCount: text.lineCount, lineOffset: COMPILED_SCRIPT_LINE_OFFSET });
+  } else {
+    const output = runEsbuild(wrapped, filename);
+    if (!output.ok) return { ok: false, hash, error: explainEsbuildError(output.message, text, scan) };
+    code = output.code;
+    usedEngine = "esbuild";
+    map = createSourcePositionMapper({
+      filename,
+      lineCount: text.lineCount,
+      lineOffset: COMPILED_SCRIPT_LINE_OFFSET,
+      segments: decodeSourceMapMappings(output.mappings),
+    });
+  }
+
+  const refused = findRefusedSyntax(code, text, scan, filename);
+  if (refused !== undefined) return { ok: false, hash, error: refused };
+  return { ok: true, code, hash, map, engine: usedEngine };
+}
+
+/** Checks the scan's hints against the compiled code; returns the error to report, if any. */
+function findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, filename: string): CompileError | undefined {
+  if (scan.dynamicImport !== undefined && /(?<![\w$.])import\s*(?:\(|\.\s*meta\b)/u.test(code)) {
+    return text.error("CompileError", MODULE_SYNTAX_MESSAGE, scan.dynamicImport);
+  }
+  if (scan.requireCall !== undefined && !scan.declaresRequire && /(?<![\w$.])require\s*\(/u.test(code)) {
+    return text.error("CompileError", MODULE_SYNTAX_MESSAGE, scan.requireCall);
+  }
+  if (scan.strayCloser !== undefined) {
+    // The script compiled, yet a bracket closes nothing: it may have closed the wrapper
+    // function early. An extra block around the body turns that into a parse error.
+    const doubled = `${COMPILED_SCRIPT_PREFIX.slice(0, -1)}{\n${text.source}\n}${COMPILED_SCRIPT_SUFFIX.slice(1)}`;
+    if (!runEsbuild(doubled, filename).ok) {
+      return text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
+    }
+  }
+  return undefined;
+}
+
+/** Turns esbuild's first error into a compile error positioned in the original text. */
+function explainEsbuildError(message: Message, text: SourceText, scan: ScriptScan): CompileError {
+  const location = message.location;
+  let offset: number | undefined;
+  let inWrapper = location === null;
+  if (location !== null) {
+    const line = location.line - COMPILED_SCRIPT_LINE_OFFSET;
+    if (line < 1 || line > text.lineCount) {
+      inWrapper = true;
+    } else {
+      offset = text.offsetOf(line, utf8ColumnToUtf16(location.lineText, location.column) + 1);
+    }
+  }
+  if (scan.moduleSyntax !== undefined && (offset === undefined || scan.moduleSyntax <= offset)) {
+    return text.error("CompileError", MODULE_SYNTAX_MESSAGE, scan.moduleSyntax);
+  }
+  if (inWrapper) {
+    if (scan.strayCloser !== undefined) {
+      return text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
+    }
+    if (scan.unclosedOpener !== undefined) {
+      const opener = text.source[scan.unclosedOpener] ?? "{";
+      return text.error("SyntaxError", `"${opener}" is never closed: the script ends first`, scan.unclosedOpener);
+    }
+    return text.error("SyntaxError", `${message.text} at the end of the script`, text.source.length);
+  }
+  if (scan.strayCloser !== undefined && offset !== undefined && scan.strayCloser < offset &&
+    text.source[scan.strayCloser] === "}") {
+    return text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
+  }
+  return text.error("SyntaxError", message.text, offset);
+}
+
+function strayMessage(source: string, offset: number): string {
+  const char = source[offset] ?? "}";
+  const opener = char === ")" ? "(" : char === "]" ? "[" : "{";
+  return `Unexpected "${char}": it matches no "${opener}" of the script`;
+}
+
+/** The original source with its line index, able to build positioned errors. */
+class SourceText {
+  readonly source: string;
+  readonly lineCount: number;
+  readonly #starts: number[];
+
+  constructor(source: string) {
+    this.source = source;
+    this.#starts = lineStartOffsets(source);
+    this.lineCount = this.#starts.length;
+  }
+
+  offsetOf(line: number, column: number): number {
+    return (this.#starts[line - 1] ?? 0) + column - 1;
+  }
+
+  position(offset: number): SourcePosition {
+    return positionAtOffset(this.#starts, Math.min(Math.max(0, offset), this.source.length));
+  }
+
+  error(name: CompileError["name"], message: string, offset: number | undefined): CompileError {
+    if (offset === undefined) return { phase: "compile", name, message };
+    const { line, column } = this.position(offset);
+    return { phase: "compile", name, message, line, column, codeFrame: codeFrame(this.source, line, column) };
+  }
+}
+
+type EsbuildOutput =
+  | { readonly ok: true; readonly code: string; readonly mappings: string }
+  | { readonly ok: false; readonly message: Message };
+
+const ESBUILD_OPTIONS: TransformOptions = {
+  loader: "ts",
+  // V8 of Node 24 runs in the isolate: nothing it supports is lowered (async/await, `using`).
+  target: "node24",
+  supported: { using: true },
+  sourcemap: "external",
+  sourcesContent: false,
+  charset: "utf8",
+  legalComments: "none",
+  logLevel: "silent",
+  tsconfigRaw: { compilerOptions: { useDefineForClassFields: true } },
+};
+
+function runEsbuild(wrapped: string, filename: string): EsbuildOutput {
+  try {
+    const result = transformSync(wrapped, { ...ESBUILD_OPTIONS, sourcefile: filename });
+    const parsed = JSON.parse(result.map) as { mappings?: unknown };
+    if (typeof parsed.mappings !== "string") {
+      throw new ChainRuntimeError("COMPILE_FAILED", "esbuild returned a source map without mappings.");
+    }
+    // The contract is one expression: drop esbuild's statement terminator so a driver may splice
+    // the code into a call (`start(config, <code>)`). Mappings are unaffected (the end is cut).
+    return { ok: true, code: result.code.replace(/;\s*$/, ""), mappings: parsed.mappings };
+  } catch (error) {
+    const first = esbuildErrors(error)?.[0];
+    if (first !== undefined) return { ok: false, message: first };
+    if (error instanceof ChainRuntimeError) throw error;
+    throw new ChainRuntimeError("COMPILE_FAILED", "esbuild could not compile the script.", { cause: error });
+  }
+}
+
+function esbuildErrors(error: unknown): Message[] | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const errors = (error as { errors?: unknown }).errors;
+  return Array.isArray(errors) && errors.length > 0 ? (errors as Message[]) : undefined;
+}
+
+type StripTypes = (code: string, options: { mode: "strip" }) => string;
+let stripper: StripTypes | undefined = typeof module.stripTypeScriptTypes === "function"
+  ? (module.stripTypeScriptTypes as StripTypes)
+  : undefined;
+let stripWarningSilenced = false;
+
+/**
+ * The fast path: Node's type stripper, which blanks types and keeps every position. Returns
+ * `undefined` when it refuses the code (syntax errors, enums, namespaces: esbuild decides)
+ * or is unavailable. Its one-time ExperimentalWarning is kept off the host's stderr.
+ */
+function stripTypes(wrapped: string): string | undefined {
+  if (stripper === undefined) return undefined;
+  let out: string;
+  try {
+    if (stripWarningSilenced) {
+      out = stripper(wrapped, { mode: "strip" });
+    } else {
+      const emitWarning = process.emitWarning;
+      process.emitWarning = () => undefined;
+      try {
+        out = stripper(wrapped, { mode: "strip" });
+      } finally {
+        process.emitWarning = emitWarning;
+        stripWarningSilenced = true;
+      }
+    }
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== "ERR_INVALID_TYPESCRIPT_SYNTAX" && code !== "ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX") {
+      stripper = undefined; // unavailable in this process (flag, build): stop trying
+    }
+    return undefined;
+  }
+  // Strip mode keeps every offset; anything else is not the contract this path relies on.
+  if (out.length !== wrapped.length || !out.startsWith(COMPILED_SCRIPT_PREFIX) || !out.endsWith(COMPILED_SCRIPT_SUFFIX)) {
+    return undefined;
+  }
+  return v8Accepts(out) ? out : undefined;
+}
+
+/** True when V8 compiles `code` (not run): catches early errors the stripper does not check. */
+function v8Accepts(code: string): boolean {
+  try {
+    new Script(code);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * isochain's public API. The list below is the API: named exports only.
+ * @module
+ */
+
+// Kernel: the vocabulary.
+export * from "./kernel/index.ts";
+
+// Tools.
+export { defineTool, type ToolDefinition, type ToolOutput } from "./toolbox/define-tool.ts";
+export type { FromSchema } from "./toolbox/from-schema.ts";
+export { type NormalizedToolResult, normalizeToolResult } from "./toolbox/normalize-tool-result.ts";
+export { Toolbox, type ToolboxFingerprint, type ToolFingerprint } from "./toolbox/toolbox.ts";
+export {
+  type AnthropicCustomTool,
+  type EncodeToolsOptions,
+  type GenericToolSchema,
+  type OpenAIFunctionTool,
+  toAnthropicTools,
+  toGenericTools,
+  type ToolProvider,
+  toOpenAITools,
+  toVercelAITools,
+  type VercelAITool,
+} from "./toolbox/provider-schemas.ts";
+export { renderDeclarations } from "./toolbox/render-declarations.ts";
+export { type Skill, type SkillDefinition, defineSkill } from "./skills/skill.ts";
+export { loadSkill, loadSkills } from "./skills/load-skill.ts";
+
+// Invoker and manager.
+export { ToolInvoker } from "./invoker/tool-invoker.ts";
+export { InvokerSession } from "./invoker/invoker-session.ts";
+export { ToolManager } from "./manager/tool-manager.ts";
+
+// Stores and approval.
+export { MemoryBlobStore, type MemoryBlobStoreOptions } from "./artifacts/memory-blob-store.ts";
+export { DEFAULT_BLOB_DIR, FileBlobStore, type FileBlobStoreOptions } from "./artifacts/file-blob-store.ts";
+export { type BlobText, blobToText } from "./artifacts/blob-to-text.ts";
+export { type ApprovalPolicyFunction, AutoApprovalHandler } from "./approval/auto-approval-handler.ts";
+export { CliApprovalHandler, type CliApprovalHandlerOptions } from "./approval/cli-approval-handler.ts";
+export {
+  DEFAULT_APPROVAL_POLL_INTERVAL_MS,
+  QueueApprovalHandler,
+  type QueueApprovalHandlerOptions,
+} from "./approval/queue-approval-handler.ts";
+export type { ApprovalStore } from "./approval/approval-store.ts";
+export { MemoryApprovalStore } from "./approval/memory-approval-store.ts";
+export { DEFAULT_APPROVAL_DIR, FileApprovalStore, type FileApprovalStoreOptions } from "./approval/file-approval-store.ts";
+export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval/check-approval-args.ts";
+
+// Chains.
+export { ToolChainTool, type ChainInput, type ChainRunOptions, type ToolChainToolOptions } from "./chain/tool-chain-tool.ts";
+export { summarizeRun } from "./chain/summarize-run.ts";
+export { compileScript } from "./compile/compile-script.ts";
+export type { SandboxDriver, SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
+export { InProcessSandboxDriver } from "../sandbox/in-process-driver.ts";

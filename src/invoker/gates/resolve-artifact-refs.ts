@@ -1,0 +1,150 @@
+import {
+  describeThrown,
+  isArtifactArgument,
+  isArtifactRef,
+  isChainRuntimeError,
+  type ArtifactRef,
+  type BlobStore,
+  type InvocationFailure,
+} from "../../kernel/index.ts";
+import { containsArtifactArgument } from "../contains-artifact-argument.ts";
+import { invocationFailure } from "../invocation-failure.ts";
+
+/** The outcome of {@link resolveArtifactRefs}. */
+export type ResolvedArguments =
+  | { readonly ok: true; readonly args: Record<string, unknown> }
+  | { readonly ok: false; readonly failure: InvocationFailure };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Gate 6, inbound artifact resolution: every `{ "$artifact": ref }` anywhere in the arguments
+ * (an object with that one key) is replaced by the artifact's content, fetched host-side, so
+ * large data never passes through the script: valid UTF-8 becomes the string, other bytes a
+ * base64 string. Each distinct ref is fetched once per call.
+ *
+ * Copy-on-write: the input (the copy the approver saw) is never changed; when no ref occurs the
+ * same object comes back without allocation. A malformed ref is `INVALID_ARGUMENTS`; a ref the
+ * store lacks, or no store at all, is `ARTIFACT_NOT_FOUND`; another store fault is `STORE_FAILED`.
+ */
+export async function resolveArtifactRefs(args: Record<string, unknown>, store: BlobStore | undefined): Promise<ResolvedArguments> {
+  if (!containsArtifactArgument(args)) return { ok: true, args };
+  const found = new Map<ArtifactRef, string>();
+  const malformed = collectRefs(args, "", found);
+  if (malformed !== undefined) return { ok: false, failure: malformed };
+  if (found.size === 0) return { ok: true, args };
+  if (store === undefined) {
+    const [ref, path] = found.entries().next().value as [ArtifactRef, string];
+    return {
+      ok: false,
+      failure: invocationFailure(
+        "ARTIFACT_NOT_FOUND",
+        `${subject(path)} refers to artifact ${ref}, but no blob store is configured, so artifacts cannot be resolved.`,
+      ),
+    };
+  }
+  const contents = new Map<string, string>();
+  const refs = [...found.keys()];
+  const fetched = await Promise.all(refs.map((ref) => fetchContent(store, ref)));
+  for (let i = 0; i < refs.length; i++) {
+    const ref = refs[i] as ArtifactRef;
+    const outcome = fetched[i] as FetchOutcome;
+    if (typeof outcome !== "string") {
+      const path = found.get(ref) ?? "";
+      if (outcome.missing) {
+        return {
+          ok: false,
+          failure: invocationFailure(
+            "ARTIFACT_NOT_FOUND",
+            `${subject(path)} refers to artifact ${ref}, which the blob store does not have (never stored, or collected). ` +
+              "Pass the artifactRef of a result from this chain.",
+          ),
+        };
+      }
+      return {
+        ok: false,
+        failure: invocationFailure("STORE_FAILED", `Resolving artifact ${ref} for ${subject(path)} failed: ${outcome.message}`),
+      };
+    }
+    contents.set(ref, outcome);
+  }
+  return { ok: true, args: replaceRefs(args, contents) as Record<string, unknown> };
+}
+
+type FetchOutcome = string | { readonly missing: boolean; readonly message: string };
+
+async function fetchContent(store: BlobStore, ref: ArtifactRef): Promise<FetchOutcome> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await store.resolve(ref);
+  } catch (error) {
+    const missing = isChainRuntimeError(error) && error.code === "ARTIFACT_NOT_FOUND";
+    return { missing, message: describeThrown(error) };
+  }
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  }
+}
+
+/** Records each ref with the first path it occurs at; returns a failure for a malformed ref. */
+function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, string>): InvocationFailure | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const failure = collectRefs(value[i], `${path}[${i}]`, found);
+      if (failure) return failure;
+    }
+    return undefined;
+  }
+  if (isArtifactArgument(value)) {
+    const ref = value.$artifact as unknown;
+    if (!isArtifactRef(ref)) {
+      return invocationFailure(
+        "INVALID_ARGUMENTS",
+        `${subject(path)} has { "$artifact": ${JSON.stringify(ref)} }, which is not an artifact ref (sha256:<64 hex digits>). ` +
+          "Pass the artifactRef of an earlier result unchanged.",
+      );
+    }
+    if (!found.has(ref)) found.set(ref, path);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const failure = collectRefs((value as Record<string, unknown>)[key], path === "" ? key : `${path}.${key}`, found);
+    if (failure) return failure;
+  }
+  return undefined;
+}
+
+/** A copy of `value` with every artifact argument replaced; untouched subtrees are shared. */
+function replaceRefs(value: unknown, contents: ReadonlyMap<string, string>): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const replaced = replaceRefs(item, contents);
+      if (replaced !== item) {
+        out ??= value.slice();
+        out[i] = replaced;
+      }
+    }
+    return out ?? value;
+  }
+  if (isArtifactArgument(value)) return contents.get(value.$artifact) ?? value;
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    const replaced = replaceRefs(field, contents);
+    if (replaced !== field) {
+      out ??= { ...(value as Record<string, unknown>) };
+      out[key] = replaced;
+    }
+  }
+  return out ?? value;
+}
+
+function subject(path: string): string {
+  return path === "" ? "the arguments" : `argument "${path}"`;
+}

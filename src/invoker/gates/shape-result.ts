@@ -1,0 +1,194 @@
+import {
+  describeThrown,
+  isMediaBlock,
+  type ArtifactRef,
+  type AudioBlock,
+  type ChainFile,
+  type ContentBlock,
+  type ImageBlock,
+  type InvocationResult,
+} from "../../kernel/index.ts";
+import { normalizeToolResult } from "../../toolbox/normalize-tool-result.ts";
+import { invocationFailure } from "../invocation-failure.ts";
+import type { SessionState } from "../invoker-session.ts";
+
+/** Characters of an offloaded result kept inline as its preview. */
+export const PREVIEW_CHARS = 512;
+
+const EXTENSIONS: Readonly<Record<string, string>> = Object.freeze({
+  "image/png": "png",
+  "image/jpeg": "jpg",
+  "image/jpg": "jpg",
+  "image/gif": "gif",
+  "image/webp": "webp",
+  "image/svg+xml": "svg",
+  "audio/mpeg": "mp3",
+  "audio/mp3": "mp3",
+  "audio/wav": "wav",
+  "audio/x-wav": "wav",
+  "audio/wave": "wav",
+  "audio/ogg": "ogg",
+});
+
+/** The file extension for a media MIME type: png, jpg, gif, webp, svg, mp3, wav, ogg, else bin. */
+export function mediaExtension(mimeType: string): string {
+  const base = mimeType.split(";", 1)[0]?.trim().toLowerCase() ?? "";
+  return EXTENSIONS[base] ?? "bin";
+}
+
+/**
+ * Gate 9, result shaping: turns what `execute` returned into the {@link InvocationResult} the
+ * script sees.
+ *
+ * - Not a result (undefined, cyclic, BigInt...): `RESULT_INVALID`. `isError: true`:
+ *   `TOOL_FAILED` with the tool's text (and `structured`).
+ * - Media blocks (image, audio): stored in the blob store, pinned for the session, and listed
+ *   as `files` at `/workspace/media/<tool>_<n>.<ext>` (`n` counts per tool per session from 0).
+ *   Without a store they stay out of the store and the text says so.
+ * - `text`: the text blocks (and resource texts) joined by newlines, or the JSON of
+ *   `structuredContent` when there is no text.
+ * - Inline when the UTF-8 size of text plus the JSON of `structured` (counted once when the text
+ *   is that JSON) is at most `maxInlineResultBytes`, or when there is no store. Otherwise the
+ *   full result is stored (plain text as `text/plain`; the structured JSON, or
+ *   `{ text, structured }` when both differ, as `application/json`), pinned, and the result is
+ *   `ok` with a preview, `artifactRef` and `bytes`.
+ * - A store failure after the tool ran is `STORE_FAILED`, and says the tool did run.
+ */
+export async function shapeResult(value: unknown, tool: string, state: SessionState): Promise<InvocationResult> {
+  const normalized = normalizeToolResult(value);
+  if (!normalized.ok) {
+    return invocationFailure("RESULT_INVALID", `Tool "${tool}" ran but returned something that is not a result: ${normalized.reason}`);
+  }
+  const result = normalized.result;
+  const structured = result.structuredContent;
+  const store = state.blobStore;
+  const textParts: string[] = [];
+  let media: (ImageBlock | AudioBlock)[] | undefined;
+  for (const block of result.content as readonly ContentBlock[]) {
+    if (block.type === "text") textParts.push(block.text);
+    else if (block.type === "resource") textParts.push(block.text ?? `[resource ${block.uri}]`);
+    else if (isMediaBlock(block)) (media ??= []).push(block);
+  }
+
+  if (result.isError === true) {
+    const text = textParts.join("\n") || (structured ? safeJson(structured) : "") || "(no message)";
+    return {
+      status: "error",
+      code: "TOOL_FAILED",
+      text: `Tool "${tool}" reported a failure: ${text}`,
+      ...(structured ? { structured } : {}),
+    };
+  }
+
+  let files: ChainFile[] | undefined;
+  if (media) {
+    if (store) {
+      try {
+        files = [];
+        for (const block of media) files.push(await storeMedia(block, tool, state));
+      } catch (error) {
+        return storeFailed(tool, error);
+      }
+    } else {
+      for (const block of media) {
+        textParts.push(`[${block.type} ${block.mimeType}, ${base64Bytes(block.data)} bytes: not kept, no blob store is configured]`);
+      }
+    }
+  }
+
+  const structuredJson = structured ? safeJson(structured) : undefined;
+  let text = textParts.join("\n");
+  const textIsStructured = text === "" && structuredJson !== undefined;
+  if (textIsStructured) text = structuredJson;
+  const sameAsStructured = textIsStructured || (structuredJson !== undefined && text === structuredJson);
+  const limit = state.policy.maxInlineResultBytes;
+  if (!store || fitsInline(text, sameAsStructured ? undefined : structuredJson, limit)) {
+    return {
+      status: "ok",
+      text: text === "" && files ? describeFiles(files) : text,
+      ...(structured ? { structured } : {}),
+      ...(files ? { files } : {}),
+    };
+  }
+
+  let blob: string;
+  let mimeType: string;
+  if (structuredJson === undefined) {
+    blob = text;
+    mimeType = "text/plain; charset=utf-8";
+  } else if (sameAsStructured) {
+    blob = structuredJson;
+    mimeType = "application/json";
+  } else {
+    blob = JSON.stringify({ text, structured });
+    mimeType = "application/json";
+  }
+  let ref: ArtifactRef;
+  try {
+    ref = await store.put(blob, { mimeType, name: tool });
+    await state.pin(ref);
+  } catch (error) {
+    return storeFailed(tool, error);
+  }
+  const bytes = Buffer.byteLength(blob, "utf8");
+  return {
+    status: "ok",
+    text: preview(text, bytes, ref),
+    artifactRef: ref,
+    bytes,
+    ...(files ? { files } : {}),
+  };
+}
+
+function fitsInline(text: string, structuredJson: string | undefined, limit: number): boolean {
+  const chars = text.length + (structuredJson?.length ?? 0);
+  if (chars * 3 <= limit) return true; // no UTF-16 unit takes more than 3 UTF-8 bytes
+  if (chars > limit) return false; // every unit takes at least 1 byte
+  return Buffer.byteLength(text, "utf8") + (structuredJson ? Buffer.byteLength(structuredJson, "utf8") : 0) <= limit;
+}
+
+/** The first {@link PREVIEW_CHARS} characters (never half a surrogate pair) and where the rest is. */
+function preview(text: string, bytes: number, ref: ArtifactRef): string {
+  let head = text.slice(0, PREVIEW_CHARS);
+  const last = head.charCodeAt(head.length - 1);
+  if (head.length < text.length && last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
+  return `${head}… [${bytes} bytes offloaded to artifact ${ref}]`;
+}
+
+async function storeMedia(block: ImageBlock | AudioBlock, tool: string, state: SessionState): Promise<ChainFile> {
+  const store = state.blobStore;
+  if (!store) throw new Error("no blob store");
+  const bytes = Buffer.from(block.data, "base64");
+  const n = state.nextMediaIndex(tool);
+  const path = `/workspace/media/${safeFileStem(tool)}_${n}.${mediaExtension(block.mimeType)}`;
+  const artifactRef = await store.put(bytes, { mimeType: block.mimeType, name: path });
+  await state.pin(artifactRef);
+  return { path, artifactRef, mimeType: block.mimeType, bytes: bytes.byteLength };
+}
+
+function describeFiles(files: readonly ChainFile[]): string {
+  return files.map((file) => `[file ${file.path} (${file.mimeType}, ${file.bytes} bytes)]`).join("\n");
+}
+
+function safeFileStem(tool: string): string {
+  return tool.replace(/[^A-Za-z0-9._-]/g, "_") || "tool";
+}
+
+function base64Bytes(data: string): number {
+  return Buffer.byteLength(data, "base64");
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+function storeFailed(tool: string, error: unknown): InvocationResult {
+  return invocationFailure(
+    "STORE_FAILED",
+    `Tool "${tool}" ran, but its result could not be stored: ${describeThrown(error)}. Do not repeat the call blindly: it may have had side effects.`,
+  );
+}

@@ -1,0 +1,173 @@
+import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
+import { isArtifactArgument, type InvocationFailure, type Tool } from "../../kernel/index.ts";
+import { containsArtifactArgument } from "../contains-artifact-argument.ts";
+import { invocationFailure } from "../invocation-failure.ts";
+
+const Ajv = AjvModule.default;
+
+/** Most schema errors one message lists. */
+const MAX_LISTED_ERRORS = 5;
+
+/** A compiled schema, a cached compile failure, or `null` for a tool without a schema (anything goes). */
+type CompiledSchema = { readonly validate: ValidateFunction | null } | { readonly failure: InvocationFailure };
+
+/**
+ * Gate 4b, validation: checks the argument copy against the tool's `inputSchema` with ajv
+ * (`allErrors`, non-strict so vendor keywords and unknown formats pass). Each tool's schema is
+ * compiled once and cached by tool object. A failure is `INVALID_ARGUMENTS` whose text names the
+ * field and why, e.g. `argument "limit" must be integer`. A tool whose schema does not compile
+ * gives `NOT_CALLABLE` (cached too), never a crash.
+ *
+ * Artifact arguments: validation runs before `{ $artifact: ref }` values are resolved (a denied
+ * call never touches the store), and each resolves to a string. So here such a value counts as
+ * a string: a schema that wants something else there fails (`type`), while constraints on the
+ * content itself (length, pattern, enum...) are left to {@link ArgumentValidator.validateResolved},
+ * which the invoker runs on the resolved arguments when there were refs.
+ */
+export class ArgumentValidator {
+  readonly #ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateSchema: true });
+  readonly #compiled = new WeakMap<object, CompiledSchema>();
+
+  /** `undefined` when `args` is valid for `tool`, else the failure to return. */
+  validate(tool: Tool<Record<string, unknown>, unknown>, args: Record<string, unknown>): InvocationFailure | undefined {
+    let compiled = this.#compiled.get(tool);
+    if (compiled === undefined) {
+      compiled = this.#compile(tool);
+      this.#compiled.set(tool, compiled);
+    }
+    if ("failure" in compiled) return compiled.failure;
+    const validate = compiled.validate;
+    if (validate === null) return undefined;
+    const view = artifactsAsStrings(args);
+    if (validate(view.value)) return undefined;
+    let errors = validate.errors ?? [];
+    if (view.pointers.size > 0) {
+      errors = errors.filter((error) => error.keyword === "type" || !view.pointers.has(error.instancePath));
+      if (errors.length === 0) return undefined;
+    }
+    return invocationFailure("INVALID_ARGUMENTS", describeSchemaErrors(tool.name, errors));
+  }
+
+  /**
+   * Checks arguments whose artifact refs were resolved: the content must satisfy the schema too.
+   * Same failures as {@link validate}, said to be about the artifact content.
+   */
+  validateResolved(tool: Tool<Record<string, unknown>, unknown>, resolved: Record<string, unknown>): InvocationFailure | undefined {
+    const failure = this.validate(tool, resolved);
+    if (failure === undefined || failure.code !== "INVALID_ARGUMENTS") return failure;
+    return invocationFailure("INVALID_ARGUMENTS", `After resolving artifacts: ${failure.text}`);
+  }
+
+  #compile(tool: Tool<Record<string, unknown>, unknown>): CompiledSchema {
+    const schema: unknown = tool.inputSchema;
+    if (schema === undefined) return { validate: null };
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+      return { failure: brokenSchema(tool.name, "it is not a JSON Schema object") };
+    }
+    try {
+      return { validate: this.#ajv.compile(schema) };
+    } catch (error) {
+      return { failure: brokenSchema(tool.name, error instanceof Error ? error.message : String(error)) };
+    }
+  }
+}
+
+/**
+ * A view of `args` with every `{ $artifact: ref }` replaced by the ref string (what the
+ * resolved value's type will be), and the JSON pointers (ajv's `instancePath`) of those places.
+ * Without refs (the common case) `args` itself comes back and nothing is allocated.
+ */
+function artifactsAsStrings(args: Record<string, unknown>): { value: unknown; pointers: ReadonlySet<string> } {
+  if (!containsArtifactArgument(args)) return { value: args, pointers: NO_POINTERS };
+  const pointers = new Set<string>();
+  return { value: substituteArtifacts(args, "", pointers), pointers };
+}
+
+const NO_POINTERS: ReadonlySet<string> = new Set();
+
+function substituteArtifacts(value: unknown, pointer: string, pointers: Set<string>): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (isArtifactArgument(value)) {
+    pointers.add(pointer);
+    return value.$artifact;
+  }
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const next = substituteArtifacts(item, `${pointer}/${i}`, pointers);
+      if (next !== item) (out ??= value.slice())[i] = next;
+    }
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    const next = substituteArtifacts(field, `${pointer}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, pointers);
+    if (next !== field) (out ??= { ...(value as Record<string, unknown>) })[key] = next;
+  }
+  return out ?? value;
+}
+
+function brokenSchema(name: string, why: string): InvocationFailure {
+  return invocationFailure(
+    "NOT_CALLABLE",
+    `Tool "${name}" cannot be called: its inputSchema is not a valid JSON Schema (${why}). This is a fault of the tool's definition, not of the call.`,
+  );
+}
+
+/**
+ * One line per schema error, naming the field path (`items[0].name`) and why, e.g.
+ * `Invalid arguments for "search": argument "limit" must be integer; argument "query" is required.`
+ */
+export function describeSchemaErrors(toolName: string, errors: readonly ErrorObject[]): string {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const line = describeSchemaError(error);
+    if (seen.has(line)) continue;
+    seen.add(line);
+    lines.push(line);
+  }
+  const shown = lines.slice(0, MAX_LISTED_ERRORS);
+  const more = lines.length > shown.length ? ` (and ${lines.length - shown.length} more)` : "";
+  return `Invalid arguments for "${toolName}": ${shown.join("; ")}${more}. Fix the arguments to match the tool's input schema.`;
+}
+
+function describeSchemaError(error: ErrorObject): string {
+  const path = pointerToPath(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return `${subject(joinPath(path, String(params.missingProperty)))} is required`;
+    case "additionalProperties":
+      return `${subject(joinPath(path, String(params.additionalProperty)))} is not allowed (no such parameter)`;
+    case "enum": {
+      const allowed = Array.isArray(params.allowedValues) ? params.allowedValues.map((v) => JSON.stringify(v)).join(", ") : "";
+      return `${subject(path)} must be one of ${allowed}`;
+    }
+    case "const":
+      return `${subject(path)} must be ${JSON.stringify(params.allowedValue)}`;
+    default:
+      return `${subject(path)} ${error.message ?? `fails "${error.keyword}"`}`;
+  }
+}
+
+function subject(path: string): string {
+  return path === "" ? "arguments" : `argument "${path}"`;
+}
+
+function joinPath(base: string, key: string): string {
+  if (/^\d+$/.test(key)) return `${base}[${key}]`;
+  return base === "" ? key : `${base}.${key}`;
+}
+
+/** `/items/0/name` → `items[0].name`. */
+function pointerToPath(pointer: string): string {
+  if (pointer === "") return "";
+  let path = "";
+  for (const raw of pointer.slice(1).split("/")) {
+    path = joinPath(path, raw.replace(/~1/g, "/").replace(/~0/g, "~"));
+  }
+  return path;
+}

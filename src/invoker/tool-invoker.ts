@@ -1,0 +1,411 @@
+/**
+ * The ToolInvoker: the one door every chained tool call goes through.
+ *
+ * ```
+ *  invoke(call, { session, ctx, onProgress })          TOOL_START hook (every call)
+ *    │
+ *    ├─ session closed? ────────────────────────────── error   CANCELLED
+ *    ├─ 1 budget      callCount >= maxToolCalls ─────── error   BUDGET_EXCEEDED   (else callCount++)
+ *    ├─ 2 lookup      registry.get(name) ───────────── error   UNKNOWN_TOOL      ("did you mean …")
+ *    ├─ 3 type gate   hosted / provider / run_chain ── error   NOT_CALLABLE
+ *    ├─ 4 arguments   JSON string → object → ONE plain copy; ajv against inputSchema
+ *    │                ({ $artifact } counts as the string it will become)
+ *    │                                     ─────────── error   INVALID_ARGUMENTS (field + why)
+ *    ├─ 5 approval    risk above the line (critical always) → handler, ≤ approvalTimeoutMs
+ *    │                                     ─────────── denied  APPROVAL_DENIED / _TIMEOUT / _SKIPPED
+ *    ├─ 6 refs        { $artifact: ref } → content ─── error   ARTIFACT_NOT_FOUND / STORE_FAILED
+ *    │                content re-validated ─────────── error   INVALID_ARGUMENTS
+ *    ├─ 7 cancelled?  session or ctx signal ───────── error   CANCELLED  (execute never runs)
+ *    │    slot        wait for one of maxConcurrentCalls (cancellable while queued)
+ *    ├─   progress    tool_call
+ *    ├─ 8 execute     ctx.signal fires on callTimeoutMs / session / ctx abort
+ *    │                                     ─────────── error   TIMEOUT / CANCELLED / TOOL_ERROR
+ *    ├─   progress    tool_result
+ *    └─ 9 shape       normalise; isError → TOOL_FAILED; media → ChainFile; small → inline;
+ *                     large → blob store, pinned, preview + artifactRef
+ *    │
+ *    ▼  trace record appended (status "timeout" for TIMEOUT) + TOOL_END hook (every outcome)
+ * ```
+ *
+ * Invariants:
+ * - `invoke` never throws and never rejects: every gate returns a failure value, and anything
+ *   unexpected (a registry, store or tool that misbehaves) becomes an `error` result. Hooks and
+ *   progress listeners that throw are reported (`hooks.onHookError`) or swallowed, never fatal.
+ * - Every call that reaches the invoker fires `TOOL_START` and `TOOL_END` and leaves exactly one
+ *   trace record (subject to the session's record cap).
+ * - Every call that reaches the budget gate and passes it consumes budget, even an unknown tool.
+ * - The arguments are copied once (plain JSON, `__proto__` keys dropped); that copy is what is
+ *   validated, shown to the approver, resolved and executed. A denied call never touches the
+ *   blob store; a cancelled call never executes.
+ * - The invoker holds configuration only; all per-chain state is in the {@link InvokerSession}.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  describeThrown,
+  digestJson,
+  resolveChainPolicy,
+  type ApprovalHandler,
+  type BlobStore,
+  type CallRecordStatus,
+  type ChainCallRecord,
+  type ChainPolicy,
+  type Hooks,
+  type InvocationResult,
+  type ProgressListener,
+  type ProgressStep,
+  type ToolCall,
+} from "../kernel/index.ts";
+import { checkBudget } from "./gates/check-budget.ts";
+import { checkCallable } from "./gates/check-callable.ts";
+import { executeWithTimeout, type ExecuteOutcome } from "./gates/execute-with-timeout.ts";
+import { lookupTool } from "./gates/lookup-tool.ts";
+import { normalizeArguments } from "./gates/normalize-arguments.ts";
+import { requestApproval } from "./gates/request-approval.ts";
+import { resolveArtifactRefs } from "./gates/resolve-artifact-refs.ts";
+import { shapeResult } from "./gates/shape-result.ts";
+import { ArgumentValidator } from "./gates/validate-arguments.ts";
+import { invocationFailure, isInvocationFailure } from "./invocation-failure.ts";
+import { DEFAULT_MAX_TRACE_RECORDS, InvokerSession, sessionStateOf, type SessionState } from "./invoker-session.ts";
+import type { ToolRegistry } from "./tool-registry.ts";
+
+/** What a {@link ToolInvoker} is built from. */
+export interface ToolInvokerOptions {
+  /** Where tools are looked up (a `Toolbox`). */
+  readonly toolbox: ToolRegistry;
+  /** Overrides of {@link DEFAULT_CHAIN_POLICY}; resolved (and checked) with `resolveChainPolicy`. @defaultValue `{}` */
+  readonly policy?: Partial<ChainPolicy>;
+  /** Who approves calls above `maxRiskUnapproved`. @defaultValue none: every such call is denied */
+  readonly approvalHandler?: ApprovalHandler;
+  /** Where large results and media go, and `{ $artifact }` arguments come from. @defaultValue none: results stay inline */
+  readonly blobStore?: BlobStore;
+  /** `TOOL_START` / `TOOL_END` observers. @defaultValue none */
+  readonly hooks?: Hooks;
+  /** Trace records a session keeps before only counting. @defaultValue 1000 */
+  readonly maxTraceRecords?: number;
+}
+
+/** Options of {@link ToolInvoker.openSession}. */
+export interface OpenSessionOptions {
+  /** The session's (chain's) id. @defaultValue a random UUID */
+  readonly chainId?: string;
+  /** Overrides of the invoker's policy for this session. @defaultValue `{}` */
+  readonly policy?: Partial<ChainPolicy>;
+  /** Cancels every call of the session when it fires. @defaultValue none */
+  readonly signal?: AbortSignal;
+  /** Trace records kept before only counting. @defaultValue the invoker's `maxTraceRecords` */
+  readonly maxTraceRecords?: number;
+}
+
+/** Per-call context of {@link ToolInvoker.invoke}. */
+export interface InvokeContext {
+  /** Cancels this call: before execute it never runs; during execute `ctx.signal` fires. */
+  readonly signal?: AbortSignal;
+  /** The call's id in records, hooks and `ToolContext`. @defaultValue `call.id`, else `<chainId>:<seq>` */
+  readonly callId?: string;
+}
+
+/** Options of {@link ToolInvoker.invoke}. */
+export interface InvokeOptions {
+  /** The chain's session, from {@link ToolInvoker.openSession}. */
+  readonly session: InvokerSession;
+  readonly ctx?: InvokeContext;
+  /** Receives `tool_call` and `tool_result` steps; errors it throws are swallowed. */
+  readonly onProgress?: ProgressListener;
+}
+
+/** @internal The facts of one call, gathered as it passes the gates. */
+class CallState {
+  readonly seq: number;
+  readonly callId: string;
+  readonly tool: string;
+  readonly raw: unknown;
+  readonly startedAt = Date.now();
+  readonly started = performance.now();
+  /** The argument copy, once made. */
+  args: Record<string, unknown> | undefined;
+  /** Set when the call timed out in execute (record status `timeout`). */
+  timedOut = false;
+
+  constructor(seq: number, callId: string, tool: string, raw: unknown) {
+    this.seq = seq;
+    this.callId = callId;
+    this.tool = tool;
+    this.raw = raw;
+  }
+
+  /** Digest of the argument copy, or of a copy of the raw arguments when the call stopped first. */
+  argsDigest(): string {
+    if (this.args !== undefined) return digestJson(this.args);
+    const normalized = normalizeArguments(this.raw);
+    if (normalized.ok) return digestJson(normalized.args);
+    return digestJson(typeof this.raw === "string" ? this.raw : { $invalidArguments: typeof this.raw });
+  }
+}
+
+/**
+ * Runs tool calls under a {@link ChainPolicy}: budget, lookup, type gate, argument validation,
+ * approval, artifact resolution, cancellation, timeout and result shaping, in that order (see
+ * the module comment). One per process; per-chain state lives in an {@link InvokerSession}.
+ *
+ * Throws `ChainRuntimeError` `POLICY_INVALID` from the constructor or `openSession` when a
+ * policy is out of range; `invoke` itself never throws.
+ */
+export class ToolInvoker {
+  /** The resolved default policy of sessions. */
+  readonly policy: ChainPolicy;
+  readonly #toolbox: ToolRegistry;
+  readonly #approvalHandler: ApprovalHandler | undefined;
+  readonly #blobStore: BlobStore | undefined;
+  readonly #hooks: Hooks | undefined;
+  readonly #maxTraceRecords: number;
+  readonly #validator = new ArgumentValidator();
+
+  /** @param options - see {@link ToolInvokerOptions}. */
+  constructor(options: ToolInvokerOptions) {
+    this.policy = resolveChainPolicy(options.policy);
+    this.#toolbox = options.toolbox;
+    this.#approvalHandler = options.approvalHandler;
+    this.#blobStore = options.blobStore;
+    this.#hooks = options.hooks;
+    this.#maxTraceRecords = options.maxTraceRecords ?? DEFAULT_MAX_TRACE_RECORDS;
+  }
+
+  /** The blob store results are offloaded to, when configured. */
+  get blobStore(): BlobStore | undefined {
+    return this.#blobStore;
+  }
+
+  /**
+   * Opens the state of one chain. Close it when the chain ends (`await using` does): that
+   * unpins its artifacts. Throws `POLICY_INVALID` for a bad policy override.
+   */
+  openSession(options: OpenSessionOptions = {}): InvokerSession {
+    const policy = options.policy ? resolveChainPolicy({ ...this.policy, ...options.policy }) : this.policy;
+    return new InvokerSession({
+      id: options.chainId ?? randomUUID(),
+      policy,
+      blobStore: this.#blobStore,
+      signal: options.signal,
+      maxTraceRecords: options.maxTraceRecords ?? this.#maxTraceRecords,
+    });
+  }
+
+  /**
+   * Runs one call through every gate and returns its outcome. Never throws: every refusal,
+   * failure, timeout and crash is an {@link InvocationResult}, and a trace record is appended to
+   * the session for each.
+   */
+  async invoke(call: ToolCall, options: InvokeOptions): Promise<InvocationResult> {
+    let state: SessionState | undefined;
+    let current: CallState;
+    try {
+      state = sessionStateOf(options?.session);
+      if (state === undefined) {
+        return invocationFailure("CANCELLED", "invoke() needs an open session from ToolInvoker.openSession(); the call did not run.");
+      }
+      const seq = state.seq++;
+      const name = typeof call?.name === "string" ? call.name : String(call?.name);
+      const callId = options.ctx?.callId ?? (typeof call.id === "string" && call.id !== "" ? call.id : `${state.id}:${seq}`);
+      current = new CallState(seq, callId, name, call.arguments);
+    } catch (error) {
+      return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${describeThrown(error)}`);
+    }
+
+    const hooks = this.#hooks;
+    if (hooks?.TOOL_START) {
+      await fireHook(hooks, "TOOL_START", {
+        event: "TOOL_START",
+        chainId: state.id,
+        callId: current.callId,
+        seq: current.seq,
+        tool: current.tool,
+        args: current.raw,
+        startedAt: current.startedAt,
+      });
+    }
+
+    let result: InvocationResult;
+    try {
+      result = await this.#run(current, state, options.ctx?.signal, options.onProgress);
+    } catch (error) {
+      result = invocationFailure("TOOL_ERROR", `Invoker error while calling "${current.tool}": ${describeThrown(error)}`);
+    }
+
+    try {
+      const record = makeRecord(current, result);
+      state.record(record);
+      if (hooks?.TOOL_END) {
+        await fireHook(hooks, "TOOL_END", {
+          event: "TOOL_END",
+          chainId: state.id,
+          callId: current.callId,
+          seq: current.seq,
+          tool: current.tool,
+          record,
+          result,
+        });
+      }
+    } catch {
+      // A record that cannot be digested (never expected) must not turn a result into a throw.
+    }
+    return result;
+  }
+
+  async #run(
+    call: CallState,
+    state: SessionState,
+    signal: AbortSignal | undefined,
+    onProgress: ProgressListener | undefined,
+  ): Promise<InvocationResult> {
+    if (state.closed) {
+      return invocationFailure("CANCELLED", `The session was closed; the call of "${call.tool}" did not run. Open a new session.`);
+    }
+    // 1 budget
+    const overBudget = checkBudget(state);
+    if (overBudget) return overBudget;
+    // 2 lookup
+    const found = lookupTool(this.#toolbox, call.tool);
+    if (isInvocationFailure(found)) return found;
+    // 3 type gate
+    const tool = checkCallable(found, call.tool);
+    if (isInvocationFailure(tool)) return tool;
+    // 4 arguments: one copy, validated
+    const normalized = normalizeArguments(call.raw);
+    if (!normalized.ok) return normalized.failure;
+    call.args = normalized.args;
+    const invalid = this.#validator.validate(tool, normalized.args);
+    if (invalid) return invalid;
+    // 5 approval
+    const refused = await requestApproval({
+      handler: this.#approvalHandler,
+      state,
+      tool: call.tool,
+      risk: tool.risk,
+      args: normalized.args,
+      callId: call.callId,
+      signal,
+    });
+    if (refused) return refused;
+    // 6 inbound artifact refs
+    const resolved = await resolveArtifactRefs(normalized.args, state.blobStore);
+    if (!resolved.ok) return resolved.failure;
+    if (resolved.args !== normalized.args) {
+      const invalidContent = this.#validator.validateResolved(tool, resolved.args);
+      if (invalidContent) return invalidContent;
+    }
+    // 7 cancellation, then a concurrency slot (cancellable while queued)
+    if (state.controller.signal.aborted || signal?.aborted) return cancelledBeforeRun(call.tool);
+    if (!state.slots.tryAcquire() && !(await state.slots.acquire(state.controller.signal, signal))) {
+      return cancelledBeforeRun(call.tool);
+    }
+    let outcome: ExecuteOutcome;
+    try {
+      if (onProgress) {
+        emitProgress(onProgress, { type: "tool_call", callId: call.callId, seq: call.seq, tool: call.tool, args: normalized.args });
+      }
+      // 8 execute
+      outcome = await executeWithTimeout({
+        tool,
+        args: resolved.args,
+        chainId: state.id,
+        callId: call.callId,
+        timeoutMs: state.policy.callTimeoutMs,
+        sessionSignal: state.controller.signal,
+        signal,
+      });
+    } finally {
+      // Released on timeout too: the tool was told to stop, and a tool that ignores its signal
+      // must not hold a slot forever.
+      state.slots.release();
+    }
+    if (onProgress) {
+      emitProgress(onProgress, {
+        type: "tool_result",
+        callId: call.callId,
+        seq: call.seq,
+        tool: call.tool,
+        status: outcomeStatus(outcome),
+        durationMs: performance.now() - call.started,
+      });
+    }
+    // 9 shaping
+    switch (outcome.kind) {
+      case "returned":
+        return shapeResult(outcome.value, call.tool, state);
+      case "threw":
+        return invocationFailure("TOOL_ERROR", describeToolThrow(call.tool, outcome.error));
+      case "timeout":
+        call.timedOut = true;
+        return invocationFailure(
+          "TIMEOUT",
+          `Tool "${call.tool}" did not finish within ${outcome.timeoutMs} ms (callTimeoutMs); its signal was aborted. ` +
+            "It may have had side effects: check before calling it again.",
+        );
+      case "cancelled":
+        return invocationFailure("CANCELLED", `The call of "${call.tool}" was cancelled while running; its signal was aborted.`);
+    }
+  }
+}
+
+function cancelledBeforeRun(tool: string): InvocationResult {
+  return invocationFailure("CANCELLED", `The call of "${tool}" was cancelled before it ran; the tool was not executed.`);
+}
+
+function describeToolThrow(tool: string, error: unknown): string {
+  if (error instanceof Error) return `Tool "${tool}" threw ${error.name}: ${error.message || "(no message)"}`;
+  if (error === undefined) return `Tool "${tool}" threw undefined (no error message).`;
+  return `Tool "${tool}" threw a non-Error value: ${describeThrown(error)}`;
+}
+
+function outcomeStatus(outcome: ExecuteOutcome): InvocationResult["status"] {
+  if (outcome.kind !== "returned") return "error";
+  const value = outcome.value;
+  try {
+    return typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true ? "error" : "ok";
+  } catch {
+    return "error";
+  }
+}
+
+function makeRecord(call: CallState, result: InvocationResult): ChainCallRecord {
+  const durationMs = Math.round((performance.now() - call.started) * 1000) / 1000;
+  const status: CallRecordStatus = call.timedOut ? "timeout" : result.status;
+  if (result.status === "ok") {
+    return { seq: call.seq, callId: call.callId, tool: call.tool, argsDigest: call.argsDigest(), status, startedAt: call.startedAt, durationMs };
+  }
+  return {
+    seq: call.seq,
+    callId: call.callId,
+    tool: call.tool,
+    argsDigest: call.argsDigest(),
+    status,
+    startedAt: call.startedAt,
+    durationMs,
+    error: result.text,
+    code: result.code,
+  };
+}
+
+function emitProgress(listener: ProgressListener, step: ProgressStep): void {
+  try {
+    listener(step);
+  } catch {
+    // A progress listener is an observer; its faults never touch the call.
+  }
+}
+
+async function fireHook<E extends "TOOL_START" | "TOOL_END">(
+  hooks: Hooks,
+  event: E,
+  payload: Parameters<NonNullable<Hooks[E]>>[0],
+): Promise<void> {
+  try {
+    await (hooks[event] as (payload: unknown) => void | Promise<void>)(payload);
+  } catch (error) {
+    try {
+      hooks.onHookError?.(error, event);
+    } catch {
+      // onHookError itself failed: nothing left to report to.
+    }
+  }
+}

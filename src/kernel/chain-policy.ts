@@ -1,0 +1,96 @@
+import { ChainRuntimeError } from "./errors.ts";
+import { isToolRisk, type ToolRisk } from "./tool-risk.ts";
+
+/** The limits of one chain. Every field has a default in {@link DEFAULT_CHAIN_POLICY}. */
+export interface ChainPolicy {
+  /** Tool calls one chain (or one invoker session) may make. @defaultValue 50 */
+  readonly maxToolCalls: number;
+  /** Longest a single tool's `execute` may run before its signal fires. @defaultValue 60_000 */
+  readonly callTimeoutMs: number;
+  /** Longest a whole chain may run, awaiting included. @defaultValue 300_000 */
+  readonly totalTimeoutMs: number;
+  /** Longest to wait for a human; must be below `callTimeoutMs`. @defaultValue 55_000 */
+  readonly approvalTimeoutMs: number;
+  /** Results up to this many UTF-8 bytes come back inline; larger ones become artifacts. @defaultValue 4096 */
+  readonly maxInlineResultBytes: number;
+  /** Highest risk that runs without approval. `critical` always needs it. @defaultValue "safe" */
+  readonly maxRiskUnapproved: ToolRisk;
+  /** Heap limit of the script's isolate, in MiB. @defaultValue 128 */
+  readonly memoryLimitMb: number;
+  /** CPU time the script itself may use. @defaultValue 10_000 */
+  readonly cpuTimeMs: number;
+  /** Console output kept, in bytes; more is truncated with a marker. @defaultValue 65_536 */
+  readonly maxOutputBytes: number;
+  /** Tool calls of one chain running at once on the host; the rest queue. @defaultValue 8 */
+  readonly maxConcurrentCalls: number;
+}
+
+/** The defaults. Frozen. */
+export const DEFAULT_CHAIN_POLICY: ChainPolicy = Object.freeze({
+  maxToolCalls: 50,
+  callTimeoutMs: 60_000,
+  totalTimeoutMs: 300_000,
+  approvalTimeoutMs: 55_000,
+  maxInlineResultBytes: 4096,
+  maxRiskUnapproved: "safe",
+  memoryLimitMb: 128,
+  cpuTimeMs: 10_000,
+  maxOutputBytes: 65_536,
+  maxConcurrentCalls: 8,
+});
+
+const INTEGER_FIELDS = [
+  ["maxToolCalls", 0],
+  ["callTimeoutMs", 1],
+  ["totalTimeoutMs", 1],
+  ["approvalTimeoutMs", 1],
+  ["maxInlineResultBytes", 0],
+  ["memoryLimitMb", 8],
+  ["cpuTimeMs", 1],
+  ["maxOutputBytes", 0],
+  ["maxConcurrentCalls", 1],
+] as const satisfies readonly (readonly [keyof ChainPolicy, number])[];
+
+/**
+ * Merges `overrides` over {@link DEFAULT_CHAIN_POLICY}, checks every field and returns a frozen
+ * policy. Throws `ChainRuntimeError` `POLICY_INVALID` naming the field when one is out of range,
+ * or when `approvalTimeoutMs >= callTimeoutMs` (an approval must be able to time out before the
+ * call does).
+ */
+export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainPolicy {
+  const policy: ChainPolicy = { ...DEFAULT_CHAIN_POLICY, ...stripUndefined(overrides) };
+  for (const [field, min] of INTEGER_FIELDS) {
+    const value = policy[field];
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+      throw new ChainRuntimeError(
+        "POLICY_INVALID",
+        `ChainPolicy.${field} must be an integer >= ${min}; got ${String(value)}.`,
+        { details: { field, value } },
+      );
+    }
+  }
+  if (!isToolRisk(policy.maxRiskUnapproved)) {
+    throw new ChainRuntimeError(
+      "POLICY_INVALID",
+      `ChainPolicy.maxRiskUnapproved must be "safe", "high" or "critical"; got ${String(policy.maxRiskUnapproved)}.`,
+      { details: { field: "maxRiskUnapproved", value: policy.maxRiskUnapproved } },
+    );
+  }
+  if (policy.approvalTimeoutMs >= policy.callTimeoutMs) {
+    throw new ChainRuntimeError(
+      "POLICY_INVALID",
+      `ChainPolicy.approvalTimeoutMs (${policy.approvalTimeoutMs}) must be below callTimeoutMs (${policy.callTimeoutMs}), ` +
+        "so a pending approval is denied before the call itself times out.",
+      { details: { field: "approvalTimeoutMs", value: policy.approvalTimeoutMs, callTimeoutMs: policy.callTimeoutMs } },
+    );
+  }
+  return Object.freeze(policy);
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (field !== undefined) (out as Record<string, unknown>)[key] = field;
+  }
+  return out;
+}

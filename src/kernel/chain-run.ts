@@ -1,0 +1,78 @@
+import type { ApprovalRequest } from "./approval.ts";
+import type { InvocationErrorCode } from "./invocation.ts";
+
+/** Final state of one call in a trace. `timeout` is a call whose tool ran past `callTimeoutMs`. */
+export type CallRecordStatus = "ok" | "error" | "denied" | "timeout";
+
+/** One entry of a call trace: a record exists for every call, whatever its outcome. */
+export interface ChainCallRecord {
+  /** 0-based order in which the host received the call. */
+  readonly seq: number;
+  /** Stable call id; inside a chain assigned in program order. */
+  readonly callId: string;
+  readonly tool: string;
+  /** sha256 (hex) of the canonical JSON of the arguments. */
+  readonly argsDigest: string;
+  readonly status: CallRecordStatus;
+  /** Epoch milliseconds. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** Why the call failed, in words. */
+  readonly error?: string;
+  /** Why the call failed, as a code. */
+  readonly code?: InvocationErrorCode;
+}
+
+/** How a chain ended. */
+export type ChainRunStatus = "ok" | "error" | "timeout" | "cancelled" | "suspended";
+
+/** Where a chain failure happened. */
+export type ChainErrorPhase = "compile" | "runtime" | "limit";
+
+/** A chain failure, with positions in the model's own script. */
+export interface ChainError {
+  readonly phase: ChainErrorPhase;
+  readonly name: string;
+  readonly message: string;
+  /** 1-based line in the original script. */
+  readonly line?: number;
+  /** 1-based column in the original script. */
+  readonly column?: number;
+  /** The lines around the fault, with a caret. */
+  readonly codeFrame?: string;
+  /** Stack with positions mapped to the original script. */
+  readonly stack?: string;
+}
+
+/** Resource use of one chain. */
+export interface ChainRunStats {
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  readonly heapBytes: number;
+  readonly toolCalls: number;
+}
+
+/** The outcome of one chain. Never thrown: every script fault is a value here. */
+export interface ChainRunResult {
+  readonly chainId: string;
+  readonly status: ChainRunStatus;
+  /** The script's return value (JSON-compatible), when it returned. */
+  readonly returnValue?: unknown;
+  /** Set when the return value was larger than `maxInlineResultBytes` and was offloaded. */
+  readonly returnArtifactRef?: string;
+  /** Console output, bounded by `maxOutputBytes`. */
+  readonly outputText: string;
+  readonly error?: ChainError;
+  /** Every call the host received, in order; whole whatever the outcome. */
+  readonly callTrace: readonly ChainCallRecord[];
+  /** Calls beyond the kept trace (a flood), counted but not kept. */
+  readonly droppedCallRecords?: number;
+  readonly durationMs: number;
+  readonly stats: ChainRunStats;
+  /** The seed of the script's `Math.random`, for replay. */
+  readonly seed?: number;
+  /** The virtual clock's start (epoch ms), for replay. */
+  readonly clockStart?: number;
+  /** Set when `status` is `"suspended"`: the request a human must decide. */
+  readonly pendingApproval?: ApprovalRequest;
+}

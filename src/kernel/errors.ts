@@ -1,0 +1,76 @@
+/**
+ * The one catalogue of errors isochain throws. Thrown only for programmer and configuration
+ * mistakes; per-call and per-chain outcomes are values (`InvocationResult`, `ChainRunResult`).
+ *
+ * Each code is stable: match on `error.code`, never on the message.
+ */
+export const ERROR_CODES = Object.freeze({
+  POLICY_INVALID: "A ChainPolicy field is out of range, or approvalTimeoutMs is not below callTimeoutMs.",
+  TOOL_NAME_TAKEN: "The tool name is reserved by isochain (run_chain) and cannot be added to a toolbox.",
+  TOOL_INVALID: "A tool definition is malformed: missing name, description, inputSchema or execute.",
+  TOOL_NOT_FOUND: "No tool of that name is registered.",
+  SCHEMA_INVALID: "A tool's inputSchema or outputSchema is not a valid JSON Schema.",
+  ARTIFACT_NOT_FOUND: "A blob store has no blob for that artifact ref.",
+  ARTIFACT_REF_INVALID: "A string is not a well-formed artifact ref.",
+  STORE_FAILED: "A blob, trace or approval store failed to read or write.",
+  SESSION_CLOSED: "The invoker session was closed; open a new one.",
+  SKILL_INVALID: "A skill folder or file is malformed.",
+  APPROVAL_NOT_FOUND: "No pending approval request has that id.",
+  CHAIN_CLOSED: "The ToolChainTool was closed; create a new one.",
+  SANDBOX_FAILED: "The sandbox could not start or crashed outside a chain.",
+  TRACE_NOT_FOUND: "No trace has that chain id.",
+  TRACE_INVALID: "A trace file is malformed or of an unknown version.",
+  REPLAY_FAILED: "A replay could not run (missing tool, unreadable trace).",
+  CLI_USAGE: "The command line is malformed.",
+  ARGUMENT_INVALID: "An argument or option passed to a store or approval handler is malformed or out of range (a gc age, a poll interval, an approval decision or request).",
+  COMPILE_FAILED: "The script compiler (esbuild) could not run, or returned a malformed source map; script syntax errors are never thrown but returned as a compile ChainError.",
+  BRIDGE_FRAME_INVALID: "A bridge frame is malformed, too large, or of another protocol version.",
+} as const);
+
+/** A stable error code from {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+const BRAND = Symbol.for("isochain.ChainRuntimeError");
+
+/** Options of a {@link ChainRuntimeError}. */
+export interface ChainRuntimeErrorOptions {
+  /** Machine-readable facts about the failure (field names, limits, ids). */
+  readonly details?: Readonly<Record<string, unknown>>;
+  readonly cause?: unknown;
+}
+
+/**
+ * The error isochain throws. Branded with `Symbol.for`, so {@link isChainRuntimeError} works
+ * across duplicate copies of the package.
+ */
+export class ChainRuntimeError extends Error {
+  /** Stable code; see {@link ERROR_CODES}. */
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, options: ChainRuntimeErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ChainRuntimeError";
+    this.code = code;
+    this.details = Object.freeze({ ...options.details });
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+}
+
+/** True for a {@link ChainRuntimeError}, from this or any other copy of isochain. */
+export function isChainRuntimeError(value: unknown): value is ChainRuntimeError {
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** The message of any thrown value, for errors that must become text. */
+export function describeThrown(value: unknown): string {
+  if (value instanceof Error) return value.message || value.name;
+  if (typeof value === "string") return value;
+  try {
+    const text = JSON.stringify(value);
+    if (text !== undefined) return text;
+  } catch {
+    // fall through: cyclic or hostile value
+  }
+  return String(value);
+}

@@ -1,0 +1,400 @@
+/**
+ * The ToolManager: direct (non-chain) tool calls of one model turn.
+ *
+ * ```
+ *  tools() / forcedToolChoices()     what the model may call this round
+ *     enabled ∩ ¬disabled → exclusive (if any is available: only those)
+ *                         → forced    (first round only: only those)
+ *
+ *  executeSelectedTools(calls)
+ *     1 dedup        same name + same canonical args → later copies dropped
+ *     2 round cap    calls past maxCallsPerRound → error response each
+ *     3 take-control >1 call and one takes control → nothing runs; every call is told why
+ *     4 dispatch     all in parallel, each by kind:
+ *                      provider-defined → handleCall (bounded by callTimeoutMs)
+ *                      hosted           → skipped (the provider runs it)
+ *                      local            → ToolInvoker.invoke (every policy gate)
+ *     → one ToolCallResponse per remaining call, in call order; never a throw
+ * ```
+ *
+ * Dedup follows the seed: duplicates are filtered out and get no response of their own. A
+ * provider that requires an answer for every tool-call id should send the kept call's response
+ * for its duplicates too (`filterDuplicateCalls` tells which were kept).
+ *
+ * Rounds: `tools()` and `forcedToolChoices()` describe the current round; every
+ * `executeSelectedTools` ends a round. Forced tools restrict only the first round, so a forced
+ * choice cannot loop forever.
+ */
+import {
+  ChainRuntimeError,
+  canonicalJson,
+  describeThrown,
+  isHostedTool,
+  isProviderDefinedTool,
+  type AnyTool,
+  type InvocationResult,
+  type ProviderDefinedTool,
+  type Tool,
+  type ToolCall,
+} from "../kernel/index.ts";
+import { cloneArguments } from "../invoker/clone-arguments.ts";
+import { executeWithTimeout } from "../invoker/gates/execute-with-timeout.ts";
+import { shapeResult } from "../invoker/gates/shape-result.ts";
+import { suggestToolNames } from "../invoker/gates/lookup-tool.ts";
+import { invocationFailure } from "../invoker/invocation-failure.ts";
+import { sessionStateOf, type InvokerSession } from "../invoker/invoker-session.ts";
+import type { ToolInvoker } from "../invoker/tool-invoker.ts";
+import type { ToolCallResponse } from "./tool-call-response.ts";
+
+/** Default of {@link ToolManagerOptions.maxCallsPerRound}. */
+export const DEFAULT_MAX_CALLS_PER_ROUND = 10;
+
+/** What the manager needs of a registry (`Toolbox` satisfies it). */
+export interface ToolManagerToolbox {
+  get(name: string): AnyTool | undefined;
+  all(): Iterable<AnyTool>;
+}
+
+/** What a {@link ToolManager} is built from. */
+export interface ToolManagerOptions {
+  readonly toolbox: ToolManagerToolbox;
+  /** Runs local tools (budget, approval, timeouts, shaping). */
+  readonly invoker: ToolInvoker;
+  /** Tools the admin enabled: a name list or a predicate. @defaultValue every tool */
+  readonly enabled?: readonly string[] | ((name: string) => boolean);
+  /** Tools never offered or run; wins over every other list. @defaultValue none */
+  readonly disabled?: readonly string[];
+  /** When any of these is available, only these are offered and run (e.g. deep research). @defaultValue none */
+  readonly exclusive?: readonly string[];
+  /** Tools the user picked: the first round offers (and forces) only these. @defaultValue none */
+  readonly forced?: readonly string[];
+  /** Calls run per round; later ones get an error response. @defaultValue 10 */
+  readonly maxCallsPerRound?: number;
+}
+
+/** Options of {@link ToolManager.executeSelectedTools}. */
+export interface ExecuteSelectedToolsOptions {
+  /** The invoker session local calls count against. @defaultValue the manager's own session */
+  readonly session?: InvokerSession;
+  /** Cancels the round's calls. @defaultValue none */
+  readonly signal?: AbortSignal;
+}
+
+/** A forced tool choice in the OpenAI shape. */
+export interface ForcedToolChoice {
+  readonly type: "function";
+  readonly function: { readonly name: string };
+}
+
+/**
+ * Selects, guards and runs the direct tool calls of a model turn (see the module comment).
+ * Throws `ChainRuntimeError` `POLICY_INVALID` from the constructor when `maxCallsPerRound` is
+ * not an integer >= 1; every per-call failure is a {@link ToolCallResponse}, never a throw.
+ */
+export class ToolManager implements AsyncDisposable {
+  /** Calls run per round. */
+  readonly maxCallsPerRound: number;
+  readonly #toolbox: ToolManagerToolbox;
+  readonly #invoker: ToolInvoker;
+  readonly #enabled: ((name: string) => boolean) | undefined;
+  readonly #disabled: ReadonlySet<string>;
+  readonly #exclusive: ReadonlySet<string>;
+  readonly #forced: ReadonlySet<string>;
+  #session: InvokerSession | undefined;
+  #round = 0;
+
+  /** @param options - see {@link ToolManagerOptions}. */
+  constructor(options: ToolManagerOptions) {
+    const cap = options.maxCallsPerRound ?? DEFAULT_MAX_CALLS_PER_ROUND;
+    if (!Number.isInteger(cap) || cap < 1) {
+      throw new ChainRuntimeError("POLICY_INVALID", `maxCallsPerRound must be an integer >= 1; got ${String(cap)}.`, {
+        details: { field: "maxCallsPerRound", value: cap },
+      });
+    }
+    this.maxCallsPerRound = cap;
+    this.#toolbox = options.toolbox;
+    this.#invoker = options.invoker;
+    const enabled = options.enabled;
+    if (typeof enabled === "function") this.#enabled = enabled;
+    else if (enabled !== undefined) {
+      const names = new Set(enabled);
+      this.#enabled = (name) => names.has(name);
+    }
+    this.#disabled = new Set(options.disabled ?? []);
+    this.#exclusive = new Set(options.exclusive ?? []);
+    this.#forced = new Set(options.forced ?? []);
+  }
+
+  /** The current round, from 0; each `executeSelectedTools` ends one. */
+  get round(): number {
+    return this.#round;
+  }
+
+  /** The invoker session the manager opened for itself (on first use). */
+  get session(): InvokerSession {
+    this.#session ??= this.#invoker.openSession();
+    return this.#session;
+  }
+
+  /**
+   * The tools the model may call this round: enabled and not disabled; only the exclusive ones
+   * when any is available; in the first round only the forced ones when any is available.
+   */
+  tools(): AnyTool[] {
+    let list: AnyTool[] = [];
+    for (const tool of this.#toolbox.all()) {
+      if (this.#disabled.has(tool.name)) continue;
+      if (this.#enabled && !this.#isEnabledSafely(tool.name)) continue;
+      list.push(tool);
+    }
+    if (this.#exclusive.size > 0) {
+      const exclusive = list.filter((tool) => this.#exclusive.has(tool.name));
+      if (exclusive.length > 0) list = exclusive;
+    }
+    if (this.#round === 0 && this.#forced.size > 0) {
+      const forced = list.filter((tool) => this.#forced.has(tool.name));
+      if (forced.length > 0) list = forced;
+    }
+    return list;
+  }
+
+  /** The forced tools of the first round as OpenAI tool choices; `[]` after it. */
+  forcedToolChoices(): ForcedToolChoice[] {
+    if (this.#round > 0 || this.#forced.size === 0) return [];
+    return this.tools()
+      .filter((tool) => this.#forced.has(tool.name))
+      .map((tool) => ({ type: "function", function: { name: tool.name } }));
+  }
+
+  /** True when any of `calls` names a tool that takes control (hands the turn over). */
+  doesATakeControl(calls: readonly ToolCall[]): boolean {
+    return this.#takeControlNames(calls).length > 0;
+  }
+
+  /**
+   * `calls` without repeats: two calls are the same when the names match and the arguments
+   * are equal as canonical JSON (JSON-string arguments parsed first). The first is kept.
+   */
+  filterDuplicateCalls(calls: readonly ToolCall[]): ToolCall[] {
+    const seen = new Set<string>();
+    const unique: ToolCall[] = [];
+    for (const call of calls) {
+      const key = dedupKey(call);
+      if (key !== undefined) {
+        if (seen.has(key)) continue;
+        seen.add(key);
+      }
+      unique.push(call);
+    }
+    return unique;
+  }
+
+  /**
+   * Runs the selected calls of one round and returns one response per call that survived
+   * de-duplication, in order. Never throws. Ends the round.
+   */
+  async executeSelectedTools(calls: readonly ToolCall[], options: ExecuteSelectedToolsOptions = {}): Promise<ToolCallResponse[]> {
+    const available = new Set(this.tools().map((tool) => tool.name));
+    try {
+      const unique = this.filterDuplicateCalls(Array.isArray(calls) ? calls : []);
+      const ids = unique.map((call, index) => (typeof call.id === "string" && call.id !== "" ? call.id : `call_${index}`));
+      const runnable = unique.slice(0, this.maxCallsPerRound);
+      const responses = new Array<ToolCallResponse | Promise<ToolCallResponse>>(unique.length);
+      for (let i = runnable.length; i < unique.length; i++) {
+        const call = unique[i] as ToolCall;
+        responses[i] = failureResponse(
+          ids[i] as string,
+          call.name,
+          invocationFailure(
+            "BUDGET_EXCEEDED",
+            `Not executed: at most ${this.maxCallsPerRound} tool calls run per round and this was call ${i + 1}. Call it again next round if it is still needed.`,
+          ),
+        );
+      }
+      const takeControl = runnable.length > 1 ? this.#takeControlNames(runnable) : [];
+      if (takeControl.length > 0) {
+        for (let i = 0; i < runnable.length; i++) {
+          const call = runnable[i] as ToolCall;
+          responses[i] = failureResponse(ids[i] as string, call.name, takeControlConflict(call.name, takeControl));
+        }
+      } else {
+        const session = options.session ?? this.session;
+        for (let i = 0; i < runnable.length; i++) {
+          responses[i] = this.#dispatch(runnable[i] as ToolCall, ids[i] as string, available, session, options.signal);
+        }
+      }
+      return await Promise.all(responses);
+    } finally {
+      this.#round++;
+    }
+  }
+
+  /** Closes the manager's own session (unpinning its artifacts); a session passed in is left open. */
+  async close(): Promise<void> {
+    await this.#session?.close();
+  }
+
+  /** `await using manager = new ToolManager(...)` closes it. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #dispatch(
+    call: ToolCall,
+    id: string,
+    available: ReadonlySet<string>,
+    session: InvokerSession,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolCallResponse> {
+    const name = String(call.name);
+    try {
+      const tool = this.#toolbox.get(name);
+      if (tool === undefined || !available.has(name)) return failureResponse(id, name, this.#unavailable(name, tool, available));
+      if (isProviderDefinedTool(tool)) return await this.#handleProviderCall(tool, call, id, session, signal);
+      if (isHostedTool(tool)) {
+        return {
+          id,
+          name,
+          status: "skipped",
+          content: `Tool "${name}" is run by the model provider, not here; its result arrives with the model's next turn.`,
+        };
+      }
+      const result = await this.#invoker.invoke(call, { session, ctx: { callId: id, ...(signal ? { signal } : {}) } });
+      return resultResponse(id, name, result);
+    } catch (error) {
+      return failureResponse(id, name, invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(error)}`));
+    }
+  }
+
+  async #handleProviderCall(
+    tool: ProviderDefinedTool,
+    call: ToolCall,
+    id: string,
+    session: InvokerSession,
+    signal: AbortSignal | undefined,
+  ): Promise<ToolCallResponse> {
+    const state = sessionStateOf(session);
+    if (state === undefined) throw new Error("the session is not an InvokerSession");
+    const providerCall = { id, type: tool.callTypes[0] ?? tool.name, name: tool.name, arguments: parseArguments(call.arguments) };
+    const runner: Tool<Record<string, unknown>, unknown> = {
+      name: tool.name,
+      description: tool.description,
+      inputSchema: { type: "object" },
+      execute: (_args, ctx) => tool.handleCall(providerCall, ctx),
+    };
+    const outcome = await executeWithTimeout({
+      tool: runner,
+      args: {},
+      chainId: state.id,
+      callId: id,
+      timeoutMs: state.policy.callTimeoutMs,
+      sessionSignal: state.controller.signal,
+      signal,
+    });
+    let result: InvocationResult;
+    switch (outcome.kind) {
+      case "returned":
+        result = await shapeResult(outcome.value, tool.name, state);
+        break;
+      case "threw":
+        result = invocationFailure("TOOL_ERROR", `Tool "${tool.name}" failed: ${describeThrown(outcome.error)}`);
+        break;
+      case "timeout":
+        result = invocationFailure("TIMEOUT", `Tool "${tool.name}" did not finish within ${outcome.timeoutMs} ms (callTimeoutMs).`);
+        break;
+      case "cancelled":
+        result = invocationFailure("CANCELLED", `The call of "${tool.name}" was cancelled.`);
+        break;
+    }
+    return resultResponse(id, tool.name, result);
+  }
+
+  #unavailable(name: string, tool: AnyTool | undefined, available: ReadonlySet<string>): InvocationResult {
+    if (tool !== undefined) {
+      return invocationFailure("NOT_CALLABLE", `Tool "${name}" is not enabled for this turn. Use one of the tools offered.`);
+    }
+    const names = [...available];
+    const close = suggestToolNames(name, names);
+    const hint =
+      close.length > 0
+        ? ` Did you mean ${close.map((n) => `"${n}"`).join(", ")}?`
+        : names.length > 0
+          ? ` Available tools: ${names.slice(0, 10).map((n) => `"${n}"`).join(", ")}.`
+          : "";
+    return invocationFailure("UNKNOWN_TOOL", `Unknown tool "${name}".${hint}`);
+  }
+
+  #takeControlNames(calls: readonly ToolCall[]): string[] {
+    const names: string[] = [];
+    for (const call of calls) {
+      const name = String(call?.name);
+      const tool = this.#toolbox.get(name);
+      if (tool && (tool as { takesControl?: unknown }).takesControl === true && !names.includes(name)) names.push(name);
+    }
+    return names;
+  }
+
+  #isEnabledSafely(name: string): boolean {
+    try {
+      return this.#enabled?.(name) !== false;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The response of a call refused by the take-control guard. */
+function takeControlConflict(name: string, takeControl: readonly string[]): InvocationResult {
+  if (takeControl.includes(name)) {
+    return invocationFailure(
+      "NOT_CALLABLE",
+      `Tool \`${name}\` hands its answer straight to the user and therefore must be called on its own. ` +
+        "None of the tools in this batch were executed. " +
+        `Recover by first calling the other tools, then calling \`${name}\` alone.`,
+    );
+  }
+  const names = takeControl.map((n) => `\`${n}\``).join(", ");
+  return invocationFailure(
+    "NOT_CALLABLE",
+    `Not executed because ${names} must be called on ${takeControl.length > 1 ? "their" : "its"} own. ` +
+      "None of the tools in this batch were executed; call this tool again without it.",
+  );
+}
+
+function resultResponse(id: string, name: string, result: InvocationResult): ToolCallResponse {
+  if (result.status !== "ok") return failureResponse(id, name, result);
+  let content = result.text;
+  for (const file of result.files ?? []) {
+    if (!content.includes(file.path)) content += `${content ? "\n" : ""}[file ${file.path} (${file.mimeType}, ${file.bytes} bytes)]`;
+  }
+  return { id, name, status: "ok", content, result };
+}
+
+function failureResponse(id: string, name: string, result: InvocationResult): ToolCallResponse {
+  return { id, name, status: result.status, content: result.text, result, error: result.text };
+}
+
+/** JSON-string arguments parsed (an unparseable string is kept as it is). */
+function parseArguments(raw: unknown): unknown {
+  if (typeof raw !== "string") return raw;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** `name \0 canonical args`, or `undefined` when the arguments cannot be compared (never deduplicated). */
+function dedupKey(call: ToolCall): string | undefined {
+  try {
+    const args = parseArguments(call.arguments);
+    if (typeof args === "object" && args !== null) {
+      const copy = cloneArguments(args);
+      if (!copy.ok) return undefined;
+      return `${String(call.name)}\u0000${canonicalJson(copy.value)}`;
+    }
+    return `${String(call.name)}\u0000${canonicalJson(args)}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * Skills: prompt packages that add instructions and narrow the tools a chain may use.
+ * @module
+ */
+export { SKILL_FILE, loadSkill, loadSkills } from "./load-skill.ts";
+export { parseCommaList, parseFrontMatter, type FrontMatter } from "./parse-front-matter.ts";
+export { SKILL_NAME_PATTERN, defineSkill, type Skill, type SkillDefinition } from "./skill.ts";

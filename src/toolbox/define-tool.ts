@@ -1,0 +1,74 @@
+/**
+ * `defineTool`: a local tool from a JSON Schema literal, with `execute`'s arguments (and, when
+ * an `outputSchema` is given, its return value) typed from the schemas. The definition is
+ * checked at call time, so a malformed tool fails where it is written, not on first use.
+ * @module
+ */
+import type { JsonSchema, ObjectJsonSchema, Tool, ToolContext, ToolExecutionResult, ToolRisk } from "../kernel/index.ts";
+import { assertValidTool } from "./assert-valid-tool.ts";
+import type { FromSchema } from "./from-schema.ts";
+
+/**
+ * The plain value `execute` may return besides a `ToolExecutionResult`: anything without an
+ * `outputSchema`; with one, a value of that schema's type.
+ */
+export type ToolOutput<O> = [O] extends [undefined] ? unknown : FromSchema<O>;
+
+/** The input of {@link defineTool}. */
+export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema | undefined = undefined> {
+  /** Unique in a toolbox; see `TOOL_NAME_PATTERN`. */
+  readonly name: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** JSON Schema of the arguments (type "object"); types `execute`'s `args`. */
+  readonly inputSchema: S;
+  /** JSON Schema of the result's structured content; types `execute`'s return value. */
+  readonly outputSchema?: O;
+  /** @defaultValue `"safe"` */
+  readonly risk?: ToolRisk;
+  /** Left out of the first schema list. @defaultValue false */
+  readonly deferLoading?: boolean;
+  /** The tool hands the turn over and must be called alone. @defaultValue false */
+  readonly takesControl?: boolean;
+  /** Runs the tool. Arguments were validated against `inputSchema` by the invoker. */
+  execute(
+    args: FromSchema<S>,
+    ctx: ToolContext,
+  ): Promise<ToolExecutionResult | NoInfer<ToolOutput<O>>> | ToolExecutionResult | NoInfer<ToolOutput<O>>;
+}
+
+/**
+ * Defines a local tool. The schemas are `const` type parameters, so literals keep their types
+ * without `as const`:
+ *
+ * ```ts
+ * const search = defineTool({
+ *   name: "search",
+ *   description: "Search the docs.",
+ *   inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+ *   execute: async ({ q }) => ({ hits: [q] }), // q: string
+ * });
+ * ```
+ *
+ * Returns a new object (not frozen, so `brandChainTool` can mark it) with `risk` filled in.
+ * Throws `ChainRuntimeError` `TOOL_INVALID` naming the field when the name does not match
+ * `TOOL_NAME_PATTERN`, the description is not a string, `inputSchema` is not an object schema
+ * of type "object", `execute` is not a function, or `risk`/`deferLoading`/`takesControl` has
+ * the wrong type.
+ */
+export function defineTool<const S extends ObjectJsonSchema, const O extends JsonSchema | undefined = undefined>(
+  definition: ToolDefinition<S, O>,
+): Tool<FromSchema<S>, ToolOutput<O>> {
+  assertValidTool(definition);
+  const { name, description, inputSchema, outputSchema, risk, deferLoading, takesControl } = definition;
+  return {
+    name,
+    description,
+    inputSchema,
+    ...(outputSchema === undefined ? {} : { outputSchema }),
+    risk: risk ?? "safe",
+    ...(deferLoading === undefined ? {} : { deferLoading }),
+    ...(takesControl === undefined ? {} : { takesControl }),
+    execute: (args, ctx) => definition.execute(args, ctx),
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * `FromSchema<S>`: the TypeScript type of the values a JSON Schema literal accepts. Compact on
+ * purpose: it reads the keywords tools use (`type`, `properties`, `required`, `items`, `enum`,
+ * `const`, `anyOf`, `oneOf`, `additionalProperties`) and falls back to `unknown` for anything
+ * else (`$ref`, `not`, `if`/`then`, a schema widened to plain `JsonSchema`).
+ *
+ * Precedence: `const` > `enum` > `anyOf` > `oneOf` > `type`. A `type` array is a union.
+ * @module
+ */
+
+/** Flattens an intersection into one object type, for readable hovers. */
+type Flatten<T> = { [K in keyof T]: T[K] } & {};
+
+type RequiredKeys<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
+
+/** The extra keys an object schema allows, as an index signature (or nothing). */
+type ExtraProperties<S> = S extends { readonly additionalProperties: infer A }
+  ? A extends false
+    ? unknown
+    : A extends true
+      ? { [key: string]: unknown }
+      : { [key: string]: FromSchema<A> }
+  : unknown;
+
+type FromObject<S> = S extends { readonly properties: infer P }
+  ? Flatten<
+      { -readonly [K in keyof P as K extends RequiredKeys<S> ? K : never]: FromSchema<P[K]> } & {
+        -readonly [K in keyof P as K extends RequiredKeys<S> ? never : K]?: FromSchema<P[K]>;
+      }
+    > &
+      ExtraProperties<S>
+  : S extends { readonly additionalProperties: false }
+    ? Record<string, never>
+    : S extends { readonly additionalProperties: infer A extends object }
+      ? { [key: string]: FromSchema<A> }
+      : Record<string, unknown>;
+
+type FromArray<S> = S extends { readonly items: infer I }
+  ? I extends readonly unknown[]
+    ? { -readonly [K in keyof I]: FromSchema<I[K]> }
+    : FromSchema<I>[]
+  : unknown[];
+
+type FromTypeName<T, S> = T extends "string"
+  ? string
+  : T extends "number" | "integer"
+    ? number
+    : T extends "boolean"
+      ? boolean
+      : T extends "null"
+        ? null
+        : T extends "array"
+          ? FromArray<S>
+          : T extends "object"
+            ? FromObject<S>
+            : unknown;
+
+/**
+ * The type of the values JSON Schema `S` accepts. Write the schema `as const` (or pass it to
+ * `defineTool`, whose type parameter is `const`) so its literals survive.
+ *
+ * @example
+ * ```ts
+ * const schema = { type: "object", properties: { q: { type: "string" } }, required: ["q"] } as const;
+ * type Args = FromSchema<typeof schema>; // { q: string }
+ * ```
+ */
+export type FromSchema<S> = S extends { readonly const: infer C }
+  ? C
+  : S extends { readonly enum: readonly (infer E)[] }
+    ? E
+    : S extends { readonly anyOf: readonly (infer U)[] }
+      ? FromSchema<U>
+      : S extends { readonly oneOf: readonly (infer U)[] }
+        ? FromSchema<U>
+        : S extends { readonly type: readonly (infer T)[] }
+          ? FromTypeName<T, S>
+          : S extends { readonly type: infer T }
+            ? FromTypeName<T, S>
+            : unknown;

@@ -1,0 +1,165 @@
+/**
+ * Turns whatever a tool's `execute` returned into a `ToolExecutionResult`, or says why it
+ * cannot. Never throws.
+ *
+ * Rules, in order:
+ *
+ * | returned value                         | result                                                         |
+ * | -------------------------------------- | -------------------------------------------------------------- |
+ * | `undefined`                            | invalid ("returned undefined")                                 |
+ * | a result shape (see below)             | validated; blocks kept, `structuredContent` made plain JSON    |
+ * | a string                               | `{ content: [{ type: "text", text: value }] }` (no structured) |
+ * | a plain object                         | JSON text + `structuredContent` = a JSON copy of the object    |
+ * | an array, number, boolean or `null`    | JSON text + `structuredContent` = `{ value }`                   |
+ * | function, symbol, BigInt               | invalid                                                        |
+ *
+ * A *result shape* is an object whose keys are only `content`, `isError`, `structuredContent`
+ * and `_meta` (the MCP `CallToolResult` keys) with `content` an array. Any other object is a
+ * plain value, even if it has a `content` key. A result shape with a malformed block is
+ * invalid rather than silently sent on as data.
+ *
+ * Plain values follow `JSON.stringify` (object keys whose value is `undefined` are dropped,
+ * `toJSON` is honoured, so a `Date` becomes its ISO string) except where JSON would lose data
+ * without a word: cycles, BigInt, functions, symbols, non-finite numbers, `Map`, `Set`,
+ * typed arrays, `ArrayBuffer` and `Promise` anywhere in the value are invalid, and the reason
+ * names the path (`$.rows[3].id`).
+ * @module
+ */
+import type { ContentBlock, ToolExecutionResult } from "../kernel/index.ts";
+
+/** The outcome of {@link normalizeToolResult}. */
+export type NormalizedToolResult =
+  | { readonly ok: true; readonly result: ToolExecutionResult }
+  | { readonly ok: false; readonly reason: string };
+
+const RESULT_KEYS = new Set(["content", "isError", "structuredContent", "_meta"]);
+
+/** Thrown inside the walk only; caught by {@link normalizeToolResult}. */
+class NotJson {
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
+/**
+ * Normalises the value a tool's `execute` resolved to. Returns `{ ok: false, reason }` for a
+ * value that is not a result (the invoker turns it into `RESULT_INVALID`); never throws.
+ */
+export function normalizeToolResult(value: unknown): NormalizedToolResult {
+  try {
+    if (value === undefined) {
+      return { ok: false, reason: "the tool returned undefined; return a value (or { content: [] } for nothing)." };
+    }
+    if (typeof value === "string") return { ok: true, result: { content: [{ type: "text", text: value }] } };
+    if (isResultShape(value)) return { ok: true, result: checkResultShape(value) };
+    const json = toJson(value, "$", new Set());
+    const text = JSON.stringify(json);
+    const structuredContent = isJsonObject(json) ? json : { value: json };
+    return { ok: true, result: { content: [{ type: "text", text }], structuredContent } };
+  } catch (error) {
+    if (error instanceof NotJson) return { ok: false, reason: error.reason };
+    return { ok: false, reason: `the tool's result could not be read: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isResultShape(value: unknown): value is Record<string, unknown> {
+  if (!isJsonObject(value) || !Array.isArray(value.content)) return false;
+  return Object.keys(value).every((key) => RESULT_KEYS.has(key));
+}
+
+function checkResultShape(value: Record<string, unknown>): ToolExecutionResult {
+  const content = (value.content as unknown[]).map((block, index) => checkBlock(block, `content[${index}]`));
+  if (value.isError !== undefined && typeof value.isError !== "boolean") {
+    throw new NotJson(`isError must be a boolean; got ${typeof value.isError}.`);
+  }
+  let structuredContent: Record<string, unknown> | undefined;
+  if (value.structuredContent !== undefined) {
+    const json = toJson(value.structuredContent, "$.structuredContent", new Set());
+    if (!isJsonObject(json)) throw new NotJson("structuredContent must be a JSON object (not an array or primitive).");
+    structuredContent = json;
+  }
+  return {
+    content,
+    ...(value.isError === undefined ? {} : { isError: value.isError }),
+    ...(structuredContent === undefined ? {} : { structuredContent }),
+  };
+}
+
+function checkBlock(block: unknown, path: string): ContentBlock {
+  if (!isJsonObject(block)) throw new NotJson(`${path} is not a content block (an object with a "type").`);
+  const str = (key: string): boolean => typeof block[key] === "string";
+  const optStr = (key: string): boolean => block[key] === undefined || typeof block[key] === "string";
+  switch (block.type) {
+    case "text":
+      if (str("text")) return block as unknown as ContentBlock;
+      throw new NotJson(`${path}: a text block needs a string "text".`);
+    case "image":
+    case "audio":
+      if (str("data") && str("mimeType")) return block as unknown as ContentBlock;
+      throw new NotJson(`${path}: an ${block.type} block needs base64 "data" and a "mimeType" string.`);
+    case "resource":
+      if (str("uri") && optStr("mimeType") && optStr("text")) return block as unknown as ContentBlock;
+      throw new NotJson(`${path}: a resource block needs a "uri" string (and string "mimeType"/"text" when given).`);
+    default:
+      throw new NotJson(`${path} has unknown block type ${JSON.stringify(block.type) ?? String(block.type)}; use text, image, audio or resource.`);
+  }
+}
+
+/** A plain-JSON copy of `value`, or a {@link NotJson} naming the first offending path. */
+function toJson(value: unknown, path: string, ancestors: Set<object>): unknown {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (Number.isFinite(value)) return value;
+      throw new NotJson(`${path} is ${String(value)}, which JSON cannot hold.`);
+    case "bigint":
+      throw new NotJson(`${path} is a BigInt (${value.toString()}n); convert it to a number or string.`);
+    case "function":
+      throw new NotJson(`${path} is a function; results must be JSON data.`);
+    case "symbol":
+      throw new NotJson(`${path} is a symbol; results must be JSON data.`);
+    case "undefined":
+      return null; // only reached for array items: JSON writes them as null
+    default:
+      break;
+  }
+  if (value === null) return null;
+  const obj = value as object;
+  if (ancestors.has(obj)) throw new NotJson(`${path} refers back to one of its parents (a cycle); JSON cannot hold it.`);
+  const kind = nonJsonKind(obj);
+  if (kind !== undefined) throw new NotJson(`${path} is a ${kind}; ${kind === "Promise" ? "did the tool forget an await?" : "convert it to plain objects or arrays."}`);
+  const toJSON = (obj as { toJSON?: unknown }).toJSON;
+  if (typeof toJSON === "function") return toJson(toJSON.call(obj, ""), path, ancestors);
+  ancestors.add(obj);
+  try {
+    if (Array.isArray(obj)) return obj.map((item, index) => toJson(item, `${path}[${index}]`, ancestors));
+    const out: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(obj)) {
+      if (field === undefined) continue;
+      const item = toJson(field, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, ancestors);
+      // defineProperty, so an own "__proto__" key stays data and never swaps the prototype
+      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  } finally {
+    ancestors.delete(obj);
+  }
+}
+
+function nonJsonKind(obj: object): string | undefined {
+  if (obj instanceof Map) return "Map";
+  if (obj instanceof Set) return "Set";
+  if (obj instanceof WeakMap) return "WeakMap";
+  if (obj instanceof WeakSet) return "WeakSet";
+  if (obj instanceof Promise || typeof (obj as { then?: unknown }).then === "function") return "Promise";
+  if (ArrayBuffer.isView(obj)) return obj.constructor.name;
+  if (obj instanceof ArrayBuffer || obj instanceof SharedArrayBuffer) return "ArrayBuffer";
+  return undefined;
+}

@@ -1,0 +1,228 @@
+/**
+ * `Toolbox`: the name-keyed registry of every tool an agent owns, local, hosted and
+ * provider-defined side by side.
+ *
+ * Invariants:
+ * - One tool per name. Adding a name again replaces the old tool in place (its position in
+ *   `all()` / `names()` is kept; order is first insertion).
+ * - Every tool held passed `assertValidTool` (`TOOL_INVALID` otherwise).
+ * - A name in `RESERVED_TOOL_NAMES` (`run_chain`) is held only by a tool branded with
+ *   `brandChainTool` (`TOOL_NAME_TAKEN` otherwise), so a user tool can never pose as the chain.
+ * - `add` checks every tool before adding any: a failing call leaves the box unchanged.
+ * @module
+ */
+import {
+  ChainRuntimeError,
+  RESERVED_TOOL_NAMES,
+  digestJson,
+  isChainTool,
+  isLocalTool,
+  type AnyTool,
+  type Tool,
+  type ToolRisk,
+} from "../kernel/index.ts";
+import type { Skill } from "../skills/skill.ts";
+import { assertValidTool } from "./assert-valid-tool.ts";
+import {
+  encodeTool,
+  encodeTools,
+  toVercelAITools,
+  type AnthropicCustomTool,
+  type GenericToolSchema,
+  type OpenAIFunctionTool,
+  type ProviderSpec,
+  type ProviderToolSchemas,
+  type ToolProvider,
+  type VercelAITool,
+} from "./provider-schemas.ts";
+import { toolKind, type ToolKind } from "./tool-kind.ts";
+
+/** One tool's line in a {@link ToolboxFingerprint}. */
+export interface ToolFingerprint {
+  readonly name: string;
+  readonly kind: ToolKind;
+  /** The tool's risk; `"safe"` for tools that do not run here. */
+  readonly risk: ToolRisk;
+  /** sha256 (hex) of the canonical JSON of what the model sees of the tool (see `fingerprint`). */
+  readonly schemaDigest: string;
+}
+
+/** What a toolbox offers, as digests: equal tool sets give equal fingerprints. */
+export interface ToolboxFingerprint {
+  /** Sorted by name. */
+  readonly tools: readonly ToolFingerprint[];
+  /** sha256 (hex) of the canonical JSON of `tools`. */
+  readonly digest: string;
+}
+
+/** The schema list of one provider: a record for `vercel`, an array for the others. */
+export type ProviderSchemaList<P extends ToolProvider> = P extends "vercel"
+  ? Record<string, VercelAITool | ProviderSpec>
+  : ProviderToolSchemas[P][];
+
+/** The name-keyed tool registry. Iterable (over `all()`). */
+export class Toolbox implements Iterable<AnyTool> {
+  readonly #tools = new Map<string, AnyTool>();
+
+  /** Starts with `tools` (see {@link Toolbox.add} for the rules). */
+  constructor(tools: Iterable<AnyTool> = []) {
+    this.add(...tools);
+  }
+
+  /**
+   * Adds tools; a name already present is replaced. Returns `this`.
+   * Throws `ChainRuntimeError` `TOOL_INVALID` for a malformed tool and `TOOL_NAME_TAKEN` for a
+   * reserved name (`run_chain`) on a tool that is not isochain's branded chain tool. Nothing is
+   * added when any tool fails.
+   */
+  add(...tools: AnyTool[]): this {
+    for (const tool of tools) {
+      assertValidTool(tool);
+      if (RESERVED_TOOL_NAMES.has(tool.name) && !isChainTool(tool)) {
+        throw new ChainRuntimeError(
+          "TOOL_NAME_TAKEN",
+          `The tool name "${tool.name}" is reserved by isochain; rename your tool.`,
+          { details: { tool: tool.name } },
+        );
+      }
+    }
+    for (const tool of tools) this.#tools.set(tool.name, tool);
+    return this;
+  }
+
+  /** The tool named `name`, or `undefined`. */
+  get(name: string): AnyTool | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Every tool, in first-insertion order. */
+  all(): AnyTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** Every name, in first-insertion order. */
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+
+  /** True when a tool named `name` is held. */
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  /** How many tools are held. */
+  get size(): number {
+    return this.#tools.size;
+  }
+
+  [Symbol.iterator](): Iterator<AnyTool> {
+    return this.#tools.values();
+  }
+
+  /** Local tools (the chain tool included) whose risk is exactly `risk`; no `risk` counts as `"safe"`. */
+  byRisk(risk: ToolRisk): Tool<never, unknown>[] {
+    return this.all().filter((tool): tool is Tool<never, unknown> => isLocalTool(tool) && (tool.risk ?? "safe") === risk);
+  }
+
+  /** Local tools a chain may call: not hosted, not provider-defined, not the chain tool itself. */
+  callable(): Tool<never, unknown>[] {
+    return this.all().filter((tool): tool is Tool<never, unknown> => toolKind(tool) === "local");
+  }
+
+  /**
+   * The tools to send up front (all but `deferLoading` ones) in `provider`'s shape (see
+   * `provider-schemas.ts`): an array, or a name-keyed record for `vercel`. Tools the provider
+   * cannot take are dropped.
+   * @param provider - @defaultValue `"generic"` (MCP `tools/list` shape)
+   */
+  schemas(): (GenericToolSchema | ProviderSpec)[];
+  schemas(provider: "openai"): (OpenAIFunctionTool | ProviderSpec)[];
+  schemas(provider: "anthropic"): (AnthropicCustomTool | ProviderSpec)[];
+  schemas(provider: "vercel"): Record<string, VercelAITool | ProviderSpec>;
+  schemas(provider: "generic"): (GenericToolSchema | ProviderSpec)[];
+  schemas<P extends ToolProvider>(provider: P): ProviderSchemaList<P>;
+  schemas(provider: ToolProvider = "generic"): ProviderSchemaList<ToolProvider> {
+    return this.#encode(this.all().filter((tool) => !isDeferred(tool)), provider);
+  }
+
+  /** Like {@link Toolbox.schemas}, for the `deferLoading` tools only. */
+  deferredSchemas(): (GenericToolSchema | ProviderSpec)[];
+  deferredSchemas(provider: "openai"): (OpenAIFunctionTool | ProviderSpec)[];
+  deferredSchemas(provider: "anthropic"): (AnthropicCustomTool | ProviderSpec)[];
+  deferredSchemas(provider: "vercel"): Record<string, VercelAITool | ProviderSpec>;
+  deferredSchemas(provider: "generic"): (GenericToolSchema | ProviderSpec)[];
+  deferredSchemas<P extends ToolProvider>(provider: P): ProviderSchemaList<P>;
+  deferredSchemas(provider: ToolProvider = "generic"): ProviderSchemaList<ToolProvider> {
+    return this.#encode(this.all().filter(isDeferred), provider);
+  }
+
+  /**
+   * The schema of one tool (deferred or not) in `provider`'s shape (for `vercel`, the record
+   * entry). `undefined` when no such tool exists or the provider cannot take it.
+   * @param provider - @defaultValue `"generic"`
+   */
+  schemaFor<P extends ToolProvider = "generic">(name: string, provider: P = "generic" as P): ProviderToolSchemas[P] | undefined {
+    const tool = this.#tools.get(name);
+    if (tool === undefined) return undefined;
+    const encoded = encodeTool(tool, provider);
+    return encoded.ok ? encoded.schema : undefined;
+  }
+
+  /**
+   * Digests of what the model sees of each tool, sorted by name, and one digest of them all:
+   * the same tools give the same fingerprint whatever the order they were added in. A tool's
+   * `schemaDigest` covers its kind, name, description and, for local tools, `inputSchema`,
+   * `outputSchema`, `deferLoading`, `takesControl`; for others `providerSpecs` (and
+   * `callTypes`). Risk is listed beside it and covered by `digest`.
+   */
+  fingerprint(): ToolboxFingerprint {
+    const tools = this.all()
+      .map((tool): ToolFingerprint => {
+        const kind = toolKind(tool);
+        const local = isLocalTool(tool) ? tool : undefined;
+        const seen: Record<string, unknown> = { kind, name: tool.name, description: tool.description };
+        if (local !== undefined) {
+          Object.assign(seen, {
+            inputSchema: local.inputSchema,
+            outputSchema: local.outputSchema,
+            deferLoading: local.deferLoading === true,
+            takesControl: local.takesControl === true,
+          });
+        } else {
+          Object.assign(seen, {
+            providerSpecs: (tool as { providerSpecs?: unknown }).providerSpecs,
+            callTypes: (tool as { callTypes?: unknown }).callTypes,
+          });
+        }
+        return { name: tool.name, kind, risk: local?.risk ?? "safe", schemaDigest: digestJson(seen) };
+      })
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { tools, digest: digestJson(tools) };
+  }
+
+  /**
+   * A new toolbox holding only the tools named in `allowedTools` (same tool objects, this
+   * box's order). Names with no tool here are ignored.
+   */
+  narrow(allowedTools: Iterable<string>): Toolbox {
+    const allowed = new Set(allowedTools);
+    return new Toolbox(this.all().filter((tool) => allowed.has(tool.name)));
+  }
+
+  /**
+   * {@link Toolbox.narrow} by the skill's `allowedTools`. A `"*"` entry keeps every tool; an
+   * empty list keeps none.
+   */
+  withSkill(skill: Pick<Skill, "allowedTools">): Toolbox {
+    return skill.allowedTools.includes("*") ? new Toolbox(this.all()) : this.narrow(skill.allowedTools);
+  }
+
+  #encode(tools: AnyTool[], provider: ToolProvider): ProviderSchemaList<ToolProvider> {
+    if (provider === "vercel") return toVercelAITools(tools);
+    return encodeTools(tools, provider) as ProviderSchemaList<typeof provider>;
+  }
+}
+
+function isDeferred(tool: AnyTool): boolean {
+  return isLocalTool(tool) && tool.deferLoading === true;
+}

@@ -1,0 +1,207 @@
+/**
+ * Folding a chain's event log into a {@link ChainTrace}.
+ *
+ * Invariants (the replay rules build on them):
+ * - The log is the truth. A trace is a pure function of its events; nothing else is consulted.
+ * - The first event is the one `chain-start`; a second one, or none, makes the log invalid.
+ * - Calls are keyed by `callId` (unique per chain) and ordered by `seq` (host arrival).
+ *   A `tool-result` names a `tool-call` already in the log, with the same `seq`, at most once.
+ * - A call with a `tool-call` and no `tool-result` is open. A reader cannot know whether the
+ *   writer is alive, so by default an open call reads `in-doubt`; an in-process live view may
+ *   ask for `started` instead.
+ * - `chain-end` appears at most once. Events may follow it (a call the chain abandoned may still
+ *   log its result); they are kept.
+ *
+ *     chain-start ─┬─ tool-call c0 ── tool-result c0 ─┬─ ... ─ chain-end
+ *                  └─ tool-call c1 ─────────(none)────┘        → c0 completed, c1 in-doubt
+ *
+ * @module
+ */
+import { ChainRuntimeError, type ApprovalRequest } from "../kernel/index.ts";
+import { TRACE_FORMAT_VERSION, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
+import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
+
+/** Options of {@link foldTraceEvents}. */
+export interface FoldTraceEventsOptions {
+  /**
+   * State given to a call whose `tool-result` is missing. Use `"started"` only for a live view
+   * of a chain known to be running in this process.
+   * @defaultValue `"in-doubt"`
+   */
+  readonly openCallState?: "started" | "in-doubt";
+}
+
+/**
+ * Builds the {@link ChainTrace} a log of events describes. Pure: the events are not modified.
+ *
+ * @throws ChainRuntimeError `TRACE_INVALID` when the log is empty, does not begin with a
+ * `chain-start` of the current {@link TRACE_FORMAT_VERSION}, holds a malformed event, repeats a
+ * `chain-start`, `chain-end`, `callId` or result, or has a result for a call it never started.
+ */
+export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTraceEventsOptions = {}): ChainTrace {
+  const openCallState = options.openCallState ?? "in-doubt";
+  const first = events[0];
+  if (first === undefined) throw invalid("The trace log is empty: it has no chain-start event.", {});
+  checkEvent(first, 0);
+  if (first.type !== "chain-start") {
+    throw invalid(`The trace log must begin with chain-start; it begins with ${first.type}.`, { index: 0 });
+  }
+  const start: TraceChainStartEvent = first;
+  if (start.version !== TRACE_FORMAT_VERSION) {
+    throw invalid(`Trace format version ${String(start.version)} is not supported (expected ${TRACE_FORMAT_VERSION}).`, {
+      version: start.version,
+    });
+  }
+
+  const calls = new Map<string, { call: TraceToolCallEvent; entry: TraceCallEntry }>();
+  const approvalRequests: ApprovalRequest[] = [];
+  let outcome: TraceOutcome | undefined;
+
+  for (let index = 1; index < events.length; index += 1) {
+    const event = events[index] as TraceEvent;
+    checkEvent(event, index);
+    switch (event.type) {
+      case "chain-start":
+        throw invalid(`The trace log of ${start.chainId} has a second chain-start (event ${index}).`, { index });
+      case "tool-call": {
+        if (calls.has(event.callId)) {
+          throw invalid(`Call ${event.callId} is started twice (event ${index}).`, { index, callId: event.callId });
+        }
+        calls.set(event.callId, {
+          call: event,
+          entry: {
+            callId: event.callId,
+            seq: event.seq,
+            tool: event.tool,
+            args: event.args,
+            argsDigest: event.argsDigest,
+            ...(event.risk === undefined ? {} : { risk: event.risk }),
+            state: openCallState,
+            startedAt: event.startedAt,
+          },
+        });
+        break;
+      }
+      case "tool-result": {
+        const open = calls.get(event.callId);
+        if (open === undefined) {
+          throw invalid(`Call ${event.callId} has a result but was never started (event ${index}).`, {
+            index,
+            callId: event.callId,
+          });
+        }
+        if (open.entry.state === "completed") {
+          throw invalid(`Call ${event.callId} has two results (event ${index}).`, { index, callId: event.callId });
+        }
+        if (open.call.seq !== event.seq) {
+          throw invalid(`Call ${event.callId} started as seq ${open.call.seq} but its result says seq ${event.seq}.`, {
+            index,
+            callId: event.callId,
+          });
+        }
+        open.entry = {
+          ...open.entry,
+          state: "completed",
+          endedAt: event.endedAt,
+          durationMs: event.durationMs,
+          status: event.status,
+          result: event.result,
+        };
+        break;
+      }
+      case "approval-request":
+        approvalRequests.push(event.request);
+        break;
+      case "chain-end": {
+        if (outcome !== undefined) throw invalid(`The trace log of ${start.chainId} has a second chain-end (event ${index}).`, { index });
+        outcome = {
+          status: event.status,
+          ...(event.returnValue === undefined ? {} : { returnValue: event.returnValue }),
+          ...(event.returnArtifactRef === undefined ? {} : { returnArtifactRef: event.returnArtifactRef }),
+          ...(event.outputText === undefined ? {} : { outputText: event.outputText }),
+          ...(event.error === undefined ? {} : { error: event.error }),
+          durationMs: event.durationMs,
+          stats: event.stats,
+        };
+        break;
+      }
+    }
+  }
+
+  // Stable sort: equal seqs (which a well-behaved writer never produces) keep log order.
+  const entries = [...calls.values()].map((open) => open.entry).sort((a, b) => a.seq - b.seq);
+  return {
+    version: start.version,
+    chainId: start.chainId,
+    ...(start.parentChainId === undefined ? {} : { parentChainId: start.parentChainId }),
+    createdAt: start.createdAt,
+    source: start.source,
+    sourceHash: start.sourceHash,
+    policy: start.policy,
+    toolbox: start.toolbox,
+    seed: start.seed,
+    clockStart: start.clockStart,
+    calls: entries,
+    approvalRequests,
+    ...(outcome === undefined ? {} : { outcome }),
+  };
+}
+
+function invalid(message: string, details: Record<string, unknown>): ChainRuntimeError {
+  return new ChainRuntimeError("TRACE_INVALID", message, { details });
+}
+
+const isString = (value: unknown): boolean => typeof value === "string";
+const isNumber = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value);
+const isObject = (value: unknown): boolean => typeof value === "object" && value !== null;
+
+/** The fields each event type must carry, and how to check them. Shape only, not meaning. */
+const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<string, (value: unknown) => boolean>>>> = {
+  "chain-start": {
+    version: isNumber,
+    chainId: isString,
+    source: isString,
+    sourceHash: isString,
+    policy: isObject,
+    toolbox: (value) => isObject(value) && Array.isArray((value as { tools?: unknown }).tools),
+    seed: isNumber,
+    clockStart: isNumber,
+    createdAt: isNumber,
+  },
+  "tool-call": {
+    callId: isString,
+    seq: (value) => Number.isInteger(value) && (value as number) >= 0,
+    tool: isString,
+    argsDigest: isString,
+    startedAt: isNumber,
+  },
+  "tool-result": {
+    callId: isString,
+    seq: (value) => Number.isInteger(value) && (value as number) >= 0,
+    result: (value) => isObject(value) && isString((value as { status?: unknown }).status),
+    status: isString,
+    endedAt: isNumber,
+    durationMs: isNumber,
+  },
+  "approval-request": { request: isObject },
+  "chain-end": { status: isString, durationMs: isNumber, stats: isObject },
+};
+
+function checkEvent(event: unknown, index: number): asserts event is TraceEvent {
+  if (!isTraceEvent(event)) {
+    throw invalid(`Trace event ${index} is not a known event.`, {
+      index,
+      type: isObject(event) ? (event as { type?: unknown }).type : typeof event,
+    });
+  }
+  const fields = REQUIRED_FIELDS[event.type];
+  for (const [field, check] of Object.entries(fields)) {
+    if (!check((event as unknown as Record<string, unknown>)[field])) {
+      throw invalid(`Trace event ${index} (${event.type}) has a missing or malformed "${field}".`, {
+        index,
+        type: event.type,
+        field,
+      });
+    }
+  }
+}

@@ -1,0 +1,59 @@
+import type { ChainTrace, TraceCallEntry } from "./chain-trace.ts";
+
+const COLUMNS = ["seq", "callId", "tool", "status", "ms"] as const;
+
+/**
+ * The calls of a trace as a plain-text table for `isochain trace show`, one row per call in
+ * `seq` order: `seq`, `callId`, `tool`, status and duration in ms. The status is the call's
+ * record status (`ok`, `error`, `denied`, `timeout`, with the failure code in parentheses) when
+ * it completed, else its state (`in-doubt`, `started`); the duration is `-` when unknown.
+ * Columns are separated by two spaces; no trailing spaces. A trace without calls gives the
+ * header and `(no calls)`.
+ */
+export function renderTraceTable(trace: ChainTrace): string {
+  const rows: string[][] = [[...COLUMNS]];
+  for (const call of trace.calls) {
+    rows.push([
+      String(call.seq),
+      call.callId,
+      call.tool,
+      describeCallStatus(call),
+      call.durationMs === undefined ? "-" : String(Math.round(call.durationMs)),
+    ]);
+  }
+  const widths = COLUMNS.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
+  const lines = rows.map((row) =>
+    row
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join("  ")
+      .trimEnd(),
+  );
+  if (trace.calls.length === 0) lines.push("(no calls)");
+  return lines.join("\n");
+}
+
+function describeCallStatus(call: TraceCallEntry): string {
+  if (call.state !== "completed") return call.state;
+  const status = call.status ?? call.result?.status ?? "completed";
+  const code = call.result !== undefined && "code" in call.result ? call.result.code : undefined;
+  return code === undefined ? status : `${status} (${code})`;
+}
+
+/**
+ * The script with 1-based line numbers in a gutter, the line `line` marked with `>` (the
+ * failing line of a chain error). With `line` absent or outside the script, nothing is marked.
+ *
+ *       1 | const rows = await tools.crm_query({});
+ *     > 2 | rows.nope.length;
+ */
+export function renderScriptWithMarker(source: string, line?: number): string {
+  const lines = source.split(/\r?\n/);
+  const width = String(lines.length).length;
+  return lines
+    .map((text, index) => {
+      const number = index + 1;
+      const marker = number === line ? ">" : " ";
+      return `${marker} ${String(number).padStart(width)} | ${text}`.trimEnd();
+    })
+    .join("\n");
+}

@@ -1,0 +1,97 @@
+/**
+ * The on-disk record format of a trace log.
+ *
+ *     ┌──────────────────────┬──────────────────────────────┐
+ *     │ length: uint32 BE    │ payload: msgpack of one event │   × N, appended, never rewritten
+ *     └──────────────────────┴──────────────────────────────┘
+ *
+ * Invariants:
+ * - One frame per event; the payload is msgpackr with `useRecords: false` (plain maps, no shared
+ *   structures), so each frame decodes on its own and a file can be read by any msgpack reader.
+ * - A crash can only leave a partial frame at the end (appends are sequential). The decoder
+ *   stops at the first frame that runs past the end of the bytes, or whose payload does not
+ *   decode when it is the last one: that tail is "torn" and reported, not thrown.
+ * - A frame that fails to decode with more frames after it is corruption: `TRACE_INVALID`.
+ * - `__proto__` keys are renamed by msgpackr on decode, so a hostile file cannot pollute
+ *   prototypes.
+ *
+ * @module
+ */
+import { Packr } from "msgpackr";
+import { ChainRuntimeError } from "../kernel/index.ts";
+import type { TraceEvent } from "./trace-event.ts";
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** Bytes of a frame's length prefix. */
+export const TRACE_FRAME_HEADER_BYTES = 4;
+
+const MAX_PAYLOAD_BYTES = 0xffff_ffff;
+
+/**
+ * Encodes one event as a length-prefixed frame, in a fresh buffer the caller owns.
+ * Values msgpack cannot hold are dropped the way msgpackr drops them (functions become `undefined`).
+ *
+ * @throws ChainRuntimeError `STORE_FAILED` when the event cannot be encoded or exceeds 4 GiB.
+ */
+export function encodeTraceFrame(event: TraceEvent): Buffer {
+  let payload: Buffer;
+  try {
+    payload = packr.pack(event);
+  } catch (cause) {
+    throw new ChainRuntimeError("STORE_FAILED", `Could not encode a ${event.type} trace event.`, {
+      cause,
+      details: { type: event.type },
+    });
+  }
+  if (payload.length > MAX_PAYLOAD_BYTES) {
+    throw new ChainRuntimeError("STORE_FAILED", `A ${event.type} trace event is too large to store.`, {
+      details: { type: event.type, bytes: payload.length },
+    });
+  }
+  const frame = Buffer.allocUnsafe(TRACE_FRAME_HEADER_BYTES + payload.length);
+  frame.writeUInt32BE(payload.length, 0);
+  payload.copy(frame, TRACE_FRAME_HEADER_BYTES);
+  return frame;
+}
+
+/** What {@link decodeTraceFrames} found. */
+export interface DecodedTraceFrames {
+  /** The decoded payloads, in order. Shape is not checked here: `foldTraceEvents` does that. */
+  readonly events: readonly TraceEvent[];
+  /** Bytes of whole, decodable frames from the start: where the next append belongs. */
+  readonly validBytes: number;
+  /** Bytes of a partial final frame that were ignored (0 for a clean log). */
+  readonly tornBytes: number;
+}
+
+/**
+ * Decodes a log of frames, ignoring a torn final frame.
+ *
+ * @throws ChainRuntimeError `TRACE_INVALID` when a frame that is followed by more bytes does not decode.
+ */
+export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const events: TraceEvent[] = [];
+  let offset = 0;
+  while (offset < buffer.length) {
+    if (offset + TRACE_FRAME_HEADER_BYTES > buffer.length) break;
+    const length = buffer.readUInt32BE(offset);
+    const end = offset + TRACE_FRAME_HEADER_BYTES + length;
+    if (end > buffer.length) break;
+    let event: TraceEvent;
+    try {
+      if (length === 0) throw new Error("empty frame");
+      event = packr.unpack(buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end)) as TraceEvent;
+    } catch (cause) {
+      if (end === buffer.length) break; // the last frame: torn by a crash mid-write
+      throw new ChainRuntimeError("TRACE_INVALID", `Trace frame ${events.length} at byte ${offset} does not decode.`, {
+        cause,
+        details: { frame: events.length, offset },
+      });
+    }
+    events.push(event);
+    offset = end;
+  }
+  return { events, validBytes: offset, tornBytes: buffer.length - offset };
+}

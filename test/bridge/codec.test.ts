@@ -1,0 +1,135 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { FrameDecoder, MAX_FRAME_BYTES, decodeFrame, encodeFrame, isFrame } from "../../src/bridge/codec.ts";
+import { FRAME_KIND, PROTOCOL_VERSION, type Frame } from "../../src/bridge/protocol.ts";
+import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { Packr } from "msgpackr";
+
+const FIXTURES = new URL("../fixtures/bridge/", import.meta.url);
+
+/** A small deterministic PRNG so the property loops are reproducible. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+function randomText(next: () => number): string {
+  const alphabet = ["a", "Z", "0", " ", '"', "\\", "\n", "é", "✓", "𝄞", "\u2028", "\u0000"];
+  let out = "";
+  const length = Math.floor(next() * 40);
+  for (let i = 0; i < length; i++) out += alphabet[Math.floor(next() * alphabet.length)];
+  return out;
+}
+
+function randomFrame(next: () => number): Frame {
+  const callIndex = Math.floor(next() * 2 ** 31);
+  switch (Math.floor(next() * 5)) {
+    case 0:
+      return { kind: FRAME_KIND.call, callIndex, tool: randomText(next), argsJson: JSON.stringify({ t: randomText(next) }) };
+    case 1:
+      return { kind: FRAME_KIND.result, callIndex, resultJson: JSON.stringify({ status: "ok", text: randomText(next) }) };
+    case 2:
+      return { kind: FRAME_KIND.log, level: (["log", "info", "warn", "error", "debug"] as const)[callIndex % 5] ?? "log", text: randomText(next) };
+    case 3:
+      return { kind: FRAME_KIND.done, returnJson: JSON.stringify(randomText(next)) };
+    default:
+      return { kind: FRAME_KIND.done, error: { name: "Error", message: randomText(next), stack: randomText(next) } };
+  }
+}
+
+const expectBridgeError = (fn: () => unknown): void => {
+  try {
+    fn();
+  } catch (error) {
+    expect(isChainRuntimeError(error) && error.code).toBe("BRIDGE_FRAME_INVALID");
+    return;
+  }
+  throw new Error("expected a BRIDGE_FRAME_INVALID error");
+};
+
+describe("bridge codec", () => {
+  const names = readdirSync(FIXTURES).filter((file) => file.endsWith(".json")).map((file) => file.slice(0, -5));
+
+  it("has a golden fixture for every frame kind", () => {
+    const kinds = new Set(names.map((name) => (JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), "utf8")) as Frame).kind));
+    expect([...kinds].sort()).toEqual(Object.values(FRAME_KIND).sort());
+  });
+
+  it.each(names)("encodes %s to its golden bytes and back", (name) => {
+    const frame = JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), "utf8")) as Frame;
+    const bytes = new Uint8Array(readFileSync(new URL(`${name}.bin`, FIXTURES)));
+    expect(Buffer.from(encodeFrame(frame)).equals(Buffer.from(bytes))).toBe(true);
+    expect(decodeFrame(bytes)).toEqual(frame);
+  });
+
+  it("round-trips random frames exactly", () => {
+    const next = prng(1);
+    for (let i = 0; i < 500; i++) {
+      const frame = randomFrame(next);
+      expect(decodeFrame(encodeFrame(frame))).toEqual(frame);
+    }
+  });
+
+  it("reassembles frames from chunks that split and coalesce them at random", () => {
+    for (let seed = 1; seed <= 20; seed++) {
+      const next = prng(seed);
+      const frames = Array.from({ length: 30 }, () => randomFrame(next));
+      const stream = Buffer.concat(frames.map((frame) => encodeFrame(frame)));
+      const decoder = new FrameDecoder();
+      const out: Frame[] = [];
+      for (let offset = 0; offset < stream.length; ) {
+        const size = 1 + Math.floor(next() * 64);
+        out.push(...decoder.push(stream.subarray(offset, offset + size)));
+        offset += size;
+      }
+      expect(out).toEqual(frames);
+      expect(decoder.pendingBytes).toBe(0);
+    }
+  });
+
+  it("does not depend on the caller keeping its chunk buffer", () => {
+    const bytes = encodeFrame({ kind: FRAME_KIND.log, level: "log", text: "hello" });
+    const decoder = new FrameDecoder();
+    const chunk = Buffer.from(bytes.subarray(0, 6));
+    expect(decoder.push(chunk)).toEqual([]);
+    chunk.fill(0);
+    expect(decoder.push(bytes.subarray(6))).toEqual([{ kind: FRAME_KIND.log, level: "log", text: "hello" }]);
+  });
+
+  it("refuses truncated bytes, trailing bytes and oversize lengths", () => {
+    const bytes = encodeFrame({ kind: FRAME_KIND.result, callIndex: 1, resultJson: "{}" });
+    expectBridgeError(() => decodeFrame(bytes.subarray(0, 2)));
+    expectBridgeError(() => decodeFrame(bytes.subarray(0, bytes.length - 1)));
+    expectBridgeError(() => decodeFrame(Buffer.concat([bytes, Buffer.from([0])])));
+    const huge = new Uint8Array(4);
+    new DataView(huge.buffer).setUint32(0, MAX_FRAME_BYTES + 1, false);
+    expectBridgeError(() => new FrameDecoder().push(huge));
+  });
+
+  it("refuses another protocol version and malformed frames", () => {
+    const packr = new Packr({ useRecords: false, structuredClone: false });
+    const frameWith = (value: unknown): Uint8Array => {
+      const body = packr.pack(value);
+      const out = new Uint8Array(4 + body.length);
+      new DataView(out.buffer).setUint32(0, body.length, false);
+      out.set(body, 4);
+      return out;
+    };
+    expectBridgeError(() => decodeFrame(frameWith({ v: PROTOCOL_VERSION + 1, frame: { kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" } })));
+    expectBridgeError(() => decodeFrame(frameWith({ v: PROTOCOL_VERSION, frame: { kind: FRAME_KIND.result, callIndex: -1, resultJson: "{}" } })));
+    expectBridgeError(() => decodeFrame(frameWith({ v: PROTOCOL_VERSION, frame: { kind: "nope" } })));
+    expectBridgeError(() => decodeFrame(frameWith("text")));
+  });
+
+  it("checks each frame kind's fields", () => {
+    expect(isFrame({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(true);
+    expect(isFrame({ kind: FRAME_KIND.call, callIndex: 0.5, tool: "t", argsJson: "{}" })).toBe(false);
+    expect(isFrame({ kind: FRAME_KIND.log, level: "trace", text: "" })).toBe(false);
+    expect(isFrame({ kind: FRAME_KIND.done })).toBe(true);
+    expect(isFrame({ kind: FRAME_KIND.done, returnJson: "1", error: { name: "E", message: "m" } })).toBe(false);
+    expect(isFrame({ kind: FRAME_KIND.done, error: { name: "E" } })).toBe(false);
+  });
+});

@@ -1,0 +1,464 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AutoApprovalHandler,
+  type ApprovalHandler,
+  type ChainRunResult,
+  defineTool,
+  isChainRuntimeError,
+  MemoryBlobStore,
+  type ProgressStep,
+  ToolChainTool,
+  Toolbox,
+  toOpenAITools,
+} from "../../src/index.ts";
+
+const executed: string[] = [];
+
+const echo = defineTool({
+  name: "echo",
+  description: "Echo the arguments back.",
+  inputSchema: { type: "object", properties: { value: {} } } as const,
+  execute: (args) => ({ echoed: args.value ?? null }),
+});
+const add = defineTool({
+  name: "add",
+  description: "Add two numbers.",
+  inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } as const,
+  outputSchema: { type: "object", properties: { sum: { type: "number" } }, required: ["sum"] } as const,
+  execute: ({ a, b }) => ({ sum: a + b }),
+});
+const big = defineTool({
+  name: "big",
+  description: "Return a large text.",
+  inputSchema: { type: "object", properties: { bytes: { type: "integer" } }, required: ["bytes"] } as const,
+  execute: ({ bytes }) => ({ content: [{ type: "text" as const, text: "x".repeat(bytes) }] }),
+});
+const length = defineTool({
+  name: "length",
+  description: "Length of a text (or an artifact's text).",
+  inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } as const,
+  execute: ({ text }) => ({ length: text.length }),
+});
+const send = defineTool({
+  name: "send",
+  description: "A side effect needing approval.",
+  risk: "high",
+  inputSchema: { type: "object", properties: { to: { type: "string" } }, required: ["to"] } as const,
+  execute: ({ to }) => {
+    executed.push(to);
+    return { sent: to };
+  },
+});
+const slow = defineTool({
+  name: "slow",
+  description: "Wait until aborted.",
+  inputSchema: { type: "object", properties: {} } as const,
+  execute: (_args, ctx) =>
+    new Promise((resolve) => {
+      ctx.signal.addEventListener("abort", () => {
+        executed.push("slow-aborted");
+        resolve({ aborted: true });
+      });
+    }),
+});
+const oddName = defineTool({
+  name: "odd-name",
+  description: "A tool whose name is not an identifier.",
+  inputSchema: { type: "object", properties: {} } as const,
+  execute: () => ({ odd: true }),
+});
+
+function makeChain(options: { approvalHandler?: ApprovalHandler; policy?: Record<string, unknown> } = {}): ToolChainTool {
+  return new ToolChainTool({
+    toolbox: new Toolbox([echo, add, big, length, send, slow, oddName]),
+    blobStore: new MemoryBlobStore(),
+    policy: { callTimeoutMs: 2_000, approvalTimeoutMs: 300, totalTimeoutMs: 5_000, cpuTimeMs: 2_000, ...options.policy },
+    ...(options.approvalHandler ? { approvalHandler: options.approvalHandler } : {}),
+  });
+}
+
+describe("ToolChainTool", () => {
+  let chain: ToolChainTool;
+  beforeAll(() => {
+    chain = makeChain({ approvalHandler: new AutoApprovalHandler("approved") });
+  });
+  afterAll(async () => {
+    await chain.close();
+  });
+
+  it("is a Tool named run_chain that drops into a toolbox and a provider encoding", () => {
+    expect(chain.name).toBe("run_chain");
+    expect(chain.inputSchema.required).toEqual(["code"]);
+    const outer = new Toolbox([chain]);
+    const [encoded] = toOpenAITools(outer) as { function: { name: string; description: string } }[];
+    expect(encoded?.function.name).toBe("run_chain");
+    expect(encoded?.function.description).toContain("declare const tools");
+    expect(chain.description).toContain(chain.declarations());
+  });
+
+  it("runs sequential calls and chains results", async () => {
+    const run = await chain.run(`
+      const first = await tools.add({ a: 1, b: 2 });
+      const second = await tools.add({ a: first.structured.sum, b: 10 });
+      return second.structured.sum;
+    `);
+    expect(run.status).toBe("ok");
+    expect(run.returnValue).toBe(13);
+    expect(run.callTrace.map((record) => [record.tool, record.status])).toEqual([
+      ["add", "ok"],
+      ["add", "ok"],
+    ]);
+    expect(run.stats.toolCalls).toBe(2);
+  });
+
+  it("runs parallel calls with Promise.all", async () => {
+    const run = await chain.run(`
+      const results = await Promise.all([1, 2, 3, 4].map((n) => tools.add({ a: n, b: n })));
+      return results.map((result) => result.structured.sum);
+    `);
+    expect(run.returnValue).toEqual([2, 4, 6, 8]);
+    expect(run.callTrace).toHaveLength(4);
+  });
+
+  it.each([
+    ["null", null],
+    ["true", true],
+    ["0", 0],
+    ["-12.5", -12.5],
+    ['"héllo ✓ 🚀"', "héllo ✓ 🚀"],
+    ["[1, [2, {}], null]", [1, [2, {}], null]],
+    ['({ a: { b: [1, "x"] }, "quoted key": false })', { a: { b: [1, "x"] }, "quoted key": false }],
+  ])("round-trips return value %s exactly", async (expression, expected) => {
+    const run = await chain.run(`return ${expression};`);
+    expect(run.status).toBe("ok");
+    expect(run.returnValue).toEqual(expected);
+  });
+
+  it("returns undefined when the script returns nothing", async () => {
+    const run = await chain.run("await tools.echo({ value: 1 });");
+    expect(run.status).toBe("ok");
+    expect(run.returnValue).toBeUndefined();
+  });
+
+  it("passes artifacts between calls without the bytes entering the isolate", async () => {
+    const run = await chain.run(`
+      const large = await tools.big({ bytes: 100000 });
+      if (!large.artifactRef) return "not offloaded";
+      const measured = await tools.length({ text: artifact(large.artifactRef) });
+      return { ref: large.artifactRef, length: measured.structured.length, preview: large.text.length < 2000 };
+    `);
+    expect(run.status).toBe("ok");
+    expect(run.returnValue).toMatchObject({ length: 100000, preview: true });
+  });
+
+  it("reaches tools with names that are not identifiers", async () => {
+    const run = await chain.run(`return (await tools["odd-name"]({})).structured;`);
+    expect(run.returnValue).toEqual({ odd: true });
+  });
+
+  it("exposes the budget and refuses calls past it", async () => {
+    const limited = makeChain({ policy: { maxToolCalls: 3 } });
+    try {
+      const run = await limited.run(`
+        const before = budget.remaining;
+        const results = [];
+        for (let i = 0; i < 5; i++) results.push((await tools.echo({ value: i })).status);
+        return { before, after: budget.remaining, results };
+      `);
+      expect(run.returnValue).toEqual({ before: 3, after: 0, results: ["ok", "ok", "ok", "error", "error"] });
+      expect(run.callTrace.filter((record) => record.code === "BUDGET_EXCEEDED")).toHaveLength(2);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it("executes exactly maxToolCalls tools in a flood of 1000 parallel calls", async () => {
+    let count = 0;
+    const counter = defineTool({
+      name: "count",
+      description: "Count calls.",
+      inputSchema: { type: "object", properties: {} } as const,
+      execute: () => ({ n: ++count }),
+    });
+    const flood = new ToolChainTool({ tools: [counter], policy: { maxToolCalls: 50 } });
+    try {
+      const run = await flood.run(`
+        const results = await Promise.all(Array.from({ length: 1000 }, () => tools.count({})));
+        return results.filter((result) => result.status === "ok").length;
+      `);
+      expect(run.status).toBe("ok");
+      expect(run.returnValue).toBe(50);
+      expect(count).toBe(50);
+    } finally {
+      await flood.close();
+    }
+  });
+
+  describe("approvals inside a chain", () => {
+    it("approved: the side effect runs", async () => {
+      executed.length = 0;
+      const run = await chain.run(`return (await tools.send({ to: "a@example.com" })).status;`);
+      expect(run.returnValue).toBe("ok");
+      expect(executed).toEqual(["a@example.com"]);
+    });
+
+    it("denied: the script sees status denied and nothing runs", async () => {
+      executed.length = 0;
+      const denying = makeChain({ approvalHandler: new AutoApprovalHandler("denied") });
+      try {
+        const run = await denying.run(`const r = await tools.send({ to: "b@example.com" }); return [r.status, r.code];`);
+        expect(run.returnValue).toEqual(["denied", "APPROVAL_DENIED"]);
+        expect(executed).toEqual([]);
+        expect(run.callTrace[0]?.status).toBe("denied");
+      } finally {
+        await denying.close();
+      }
+    });
+
+    it("timeout: a handler that never answers yields denied after approvalTimeoutMs", async () => {
+      executed.length = 0;
+      const never: ApprovalHandler = { request: () => new Promise(() => {}) };
+      const waiting = makeChain({ approvalHandler: never });
+      try {
+        const run = await waiting.run(`const r = await tools.send({ to: "c@example.com" }); return r.code;`);
+        expect(run.returnValue).toBe("APPROVAL_TIMEOUT");
+        expect(executed).toEqual([]);
+      } finally {
+        await waiting.close();
+      }
+    });
+  });
+
+  describe("bad input", () => {
+    it("reports a syntax error with the line and column of the original script and a code frame", async () => {
+      const run = await chain.run("const a = 1;\nconst b = ;\nreturn a;");
+      expect(run.status).toBe("error");
+      expect(run.error?.phase).toBe("compile");
+      expect(run.error?.line).toBe(2);
+      expect(run.error?.column).toBe(11);
+      expect(run.error?.codeFrame).toContain("const b = ;");
+      expect(run.callTrace).toEqual([]);
+    });
+
+    it.each(['import fs from "node:fs";\nreturn 1;', 'const fs = require("fs");\nreturn 1;', "export const x = 1;"])(
+      "refuses modules with a message pointing to tools.*: %s",
+      async (code) => {
+        const run = await chain.run(code);
+        expect(run.status).toBe("error");
+        expect(run.error?.phase).toBe("compile");
+        expect(run.error?.message).toContain("tools.");
+      },
+    );
+
+    it("compiles TypeScript-only syntax", async () => {
+      const run = await chain.run(`
+        interface Sum { sum: number }
+        enum Color { Red = 1, Blue = 2 }
+        const add = async <T extends number>(a: T, b: T): Promise<Sum> => (await tools.add({ a, b })).structured as Sum;
+        const total = (await add(Color.Red, Color.Blue)) satisfies Sum;
+        return total!.sum as number;
+      `);
+      expect(run.status).toBe("ok");
+      expect(run.returnValue).toBe(3);
+    });
+
+    it("runs an empty script", async () => {
+      const run = await chain.run("");
+      expect(run.status).toBe("ok");
+      expect(run.returnValue).toBeUndefined();
+    });
+
+    it("runs a 1 MB script", async () => {
+      const filler = `// ${"padding ".repeat(100)}\n`.repeat(Math.ceil(1_000_000 / 810));
+      const run = await chain.run(`${filler}return "done";`);
+      expect(run.status).toBe("ok");
+      expect(run.returnValue).toBe("done");
+    });
+
+    it("maps a runtime error to the original line with a stack", async () => {
+      const run = await chain.run(`const x: number = 1;\n\nconst y = (null as any).field;\nreturn y;`);
+      expect(run.status).toBe("error");
+      expect(run.error?.phase).toBe("runtime");
+      expect(run.error?.name).toBe("TypeError");
+      expect(run.error?.line).toBe(3);
+      expect(run.error?.codeFrame).toContain("(null as any).field");
+      expect(run.error?.stack).toContain(":3:");
+    });
+
+    it("keeps the trace when the script throws after calls", async () => {
+      const run = await chain.run(`await tools.echo({ value: 1 }); await tools.echo({ value: 2 }); throw new Error("boom");`);
+      expect(run.status).toBe("error");
+      expect(run.error?.message).toBe("boom");
+      expect(run.callTrace).toHaveLength(2);
+    });
+
+    it("rejects a non-JSON return value with a clear error", async () => {
+      const run = await chain.run("return { f: () => 1, n: 1n };");
+      expect(run.status).toBe("error");
+      expect(run.error?.message.toLowerCase()).toContain("json");
+    });
+
+    it("offloads a large return value to an artifact", async () => {
+      const run = await chain.run(`return "y".repeat(10000);`);
+      expect(run.status).toBe("ok");
+      expect(run.returnArtifactRef).toMatch(/^sha256:/);
+    });
+
+    it("throws CHAIN_CLOSED after close", async () => {
+      const closed = makeChain();
+      await closed.close();
+      await expect(closed.run("return 1")).rejects.toSatisfy((error: unknown) => isChainRuntimeError(error) && error.code === "CHAIN_CLOSED");
+    });
+  });
+
+  describe("cancellation and pending calls", () => {
+    it("cancels calls still pending when the script returns and records them", async () => {
+      executed.length = 0;
+      const run = await chain.run(`tools.slow({}); await tools.echo({ value: 1 }); return "early";`);
+      expect(run.status).toBe("ok");
+      expect(run.returnValue).toBe("early");
+      expect(executed).toContain("slow-aborted");
+      const slowRecord = run.callTrace.find((record) => record.tool === "slow");
+      expect(slowRecord?.status).toBe("error");
+    });
+
+    it("ends with status cancelled when the caller aborts", async () => {
+      const controller = new AbortController();
+      const pending = chain.run(`await tools.slow({}); return 1;`, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 50);
+      const run = await pending;
+      expect(run.status).toBe("cancelled");
+      expect(run.callTrace).toHaveLength(1);
+    });
+  });
+
+  describe("limits", () => {
+    let limited: ToolChainTool;
+    beforeAll(() => {
+      limited = makeChain({ policy: { totalTimeoutMs: 400, cpuTimeMs: 300, memoryLimitMb: 32, maxOutputBytes: 1000 } });
+    });
+    afterAll(async () => {
+      await limited.close();
+    });
+
+    const healthy = async (): Promise<void> => {
+      const next = await limited.run("return (await tools.add({ a: 2, b: 2 })).structured.sum;");
+      expect(next.status).toBe("ok");
+      expect(next.returnValue).toBe(4);
+    };
+
+    it.each([
+      ["a synchronous infinite loop", "for (;;) {}"],
+      ["an infinite loop after an await", "await tools.echo({ value: 1 }); for (;;) {}"],
+      ["a microtask storm", "for (;;) await null;"],
+      ["a never-resolving promise", "await new Promise(() => {});"],
+    ])("ends %s with a timeout or limit error, trace whole, host healthy", async (_name, code) => {
+      const run: ChainRunResult = await limited.run(code);
+      expect(["timeout", "error"]).toContain(run.status);
+      if (run.status === "error") expect(run.error?.phase).toBe("limit");
+      if (code.includes("tools.echo")) expect(run.callTrace).toHaveLength(1);
+      await healthy();
+    });
+
+    it("ends a memory bomb with a limit error and the next chain succeeds", async () => {
+      const run = await limited.run(`const keep = []; for (;;) keep.push("x".repeat(1024) + keep.length);`);
+      expect(run.status === "error" || run.status === "timeout").toBe(true);
+      expect(run.error?.phase).toBe("limit");
+      await healthy();
+    });
+
+    it("turns deep recursion into a runtime RangeError", async () => {
+      const run = await limited.run("const f = (n: number): number => f(n + 1) + 1; return f(0);");
+      expect(run.status).toBe("error");
+      expect(run.error?.name).toBe("RangeError");
+      await healthy();
+    });
+
+    it("bounds console output with a marker", async () => {
+      const run = await limited.run(`for (let i = 0; i < 10000; i++) console.log("line", i); return 1;`);
+      expect(run.status).toBe("ok");
+      expect(Buffer.byteLength(run.outputText)).toBeLessThan(1200);
+      expect(run.outputText).toMatch(/truncat/i);
+    });
+  });
+
+  describe("isolation", () => {
+    it.each(["process", "require", "fetch", "setTimeout", "setInterval", "Buffer", "module", "globalThis.Deno", "globalThis.Bun"])(
+      "%s is not reachable",
+      async (name) => {
+        const run = await chain.run(`return typeof ${name};`);
+        expect(run.returnValue).toBe("undefined");
+      },
+    );
+
+    it("constructor chains reach only the isolate's own global", async () => {
+      const run = await chain.run(`
+        const viaTools = tools.echo.constructor.constructor("return this")();
+        const viaThis = (function () { return this; }).constructor("return typeof process")();
+        return [typeof viaTools.process, viaThis, viaTools === globalThis];
+      `);
+      expect(run.returnValue).toEqual(["undefined", "undefined", true]);
+    });
+
+    it("prototype pollution through arguments never reaches the host", async () => {
+      const run = await chain.run(`
+        const evil = JSON.parse('{"__proto__": {"polluted": true}, "constructor": {"prototype": {"polluted": true}}}');
+        return (await tools.echo({ value: evil })).status;
+      `);
+      expect(run.status).toBe("ok");
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+      expect(Object.prototype).not.toHaveProperty("polluted");
+    });
+
+    it("getters and proxies handed to tools are refused inside the isolate without running host code", async () => {
+      const run = await chain.run(`
+        let reads = 0;
+        const value = { get sneaky() { reads++; return reads; } };
+        const proxy = new Proxy({}, { get: () => { throw new Error("trap"); }, ownKeys: () => { throw new Error("trap"); } });
+        const a = await tools.echo({ value });
+        const b = await tools.echo({ value: proxy });
+        return [a.status, a.structured ?? null, reads, b.status, b.code];
+      `);
+      expect(run.status).toBe("ok");
+      const [aStatus, aStructured, reads, bStatus, bCode] = run.returnValue as unknown[];
+      expect(aStatus).toBe("error");
+      expect(aStructured).toBeNull();
+      expect(reads).toBe(0);
+      expect(bStatus).toBe("error");
+      expect(bCode).toBe("BRIDGE_ERROR");
+    });
+  });
+
+  it("reports progress steps in order", async () => {
+    const steps: ProgressStep["type"][] = [];
+    await chain.run(`console.log("hi"); await tools.echo({ value: 1 });`, { onProgress: (step) => steps.push(step.type) });
+    expect(steps).toEqual(["log", "tool_call", "tool_result"]);
+  });
+
+  it("seeds Math.random and starts the virtual clock where asked", async () => {
+    const code = "return [Math.random(), Math.random(), Date.now(), new Date().getTime() >= 1000];";
+    const a = await chain.run(code, { seed: 7, clockStart: 1000 });
+    const b = await chain.run(code, { seed: 7, clockStart: 1000 });
+    const [r1, r2, now] = a.returnValue as number[];
+    expect((b.returnValue as number[]).slice(0, 2)).toEqual([r1, r2]);
+    expect(now).toBeGreaterThanOrEqual(1000);
+    expect(now).toBeLessThan(2000);
+    expect(a.seed).toBe(7);
+    expect(a.clockStart).toBe(1000);
+  });
+
+  it("execute() gives the model a bounded summary and the full run as structuredContent", async () => {
+    const result = await chain.execute({ code: `console.log("working"); await tools.add({ a: 1, b: 1 }); return { ok: true };` });
+    expect(result.isError).toBe(false);
+    const text = result.content[0]?.type === "text" ? result.content[0].text : "";
+    expect(text).toContain("status: ok");
+    expect(text).toContain("working");
+    expect(text).toContain("#0 add ok");
+    expect((result.structuredContent as unknown as ChainRunResult).returnValue).toEqual({ ok: true });
+  });
+
+  it("execute() refuses input without code", async () => {
+    const result = await chain.execute({} as never);
+    expect(result.isError).toBe(true);
+  });
+});

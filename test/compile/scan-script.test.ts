@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { scanScript } from "../../src/compile/index.ts";
+
+describe("scanScript", () => {
+  it("finds module syntax, import() and require() in code", () => {
+    expect(scanScript("a();\nimport x from 'y'").moduleSyntax).toBe(5);
+    expect(scanScript("export { a }").moduleSyntax).toBe(0);
+    expect(scanScript("await import ( 'x' )").dynamicImport).toBe(6);
+    expect(scanScript("f(import.meta)").dynamicImport).toBe(2);
+    expect(scanScript("g(); require\n('x')").requireCall).toBe(5);
+  });
+
+  it("ignores strings, templates, comments, regexes, properties and methods", () => {
+    const scan = scanScript([
+      "const a = 'require(1)', b = \"import('x')\";",
+      "const c = `import x from 'y' ${'require(2)'} ${`nested import(3)`}`;",
+      "// require(4)",
+      "/* export const z = 1; import(5) */",
+      "const r = /require\\(|import\\(|[/]require(/g;",
+      "o.require(6); o?.import(7); o.export;",
+      "const m = { require(x) { return x }, import(): number { return 1 }, export: 1 };",
+    ].join("\n"));
+    expect(scan).toEqual({ declaresRequire: false, needsTranspile: false });
+  });
+
+  it("reads regexes after keywords, conditions and line-leading braces, division after values", () => {
+    expect(scanScript("if (x) /'/.test(s); require(1)").requireCall).toBe(20);
+    expect(scanScript("return /'/.source; require(1)").requireCall).toBe(19);
+    expect(scanScript("}\n/'/.test(s); require(1)").requireCall).toBe(15);
+    // `a! / b / c` is division with TypeScript's non-null assertion: no regex to swallow the call.
+    expect(scanScript("const v = a! / b / c; require(1)").requireCall).toBe(22);
+    expect(scanScript("const v = (a) / 2 / 'x'; require(1)").requireCall).toBe(25);
+  });
+
+  it("notes a script's own require declaration", () => {
+    expect(scanScript("function require(x) { return x }\nrequire(1)").declaresRequire).toBe(true);
+    expect(scanScript("const require = (x) => x;").declaresRequire).toBe(true);
+  });
+
+  it("finds stray closers and unclosed openers, templates included", () => {
+    expect(scanScript("a(); }").strayCloser).toBe(5);
+    expect(scanScript("f(]").strayCloser).toBe(2);
+    expect(scanScript("`${ {a: 1} }` }").strayCloser).toBe(14);
+    expect(scanScript("if (a) {\n  f(").unclosedOpener).toBe(12);
+    expect(scanScript("const s = '}' + `}` + /}/.source; // }").strayCloser).toBeUndefined();
+  });
+
+  it("flags decorators and accessor fields, not an @ in a string", () => {
+    expect(scanScript("@d class A {}").needsTranspile).toBe(true);
+    expect(scanScript("class A { accessor x = 1 }").needsTranspile).toBe(true);
+    expect(scanScript("const accessor = 1; const s = '@'; // @").needsTranspile).toBe(false);
+  });
+});

@@ -1,0 +1,298 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { isChainRuntimeError, type ArtifactRef, type BlobStore, type ChainRuntimeError, type ErrorCode } from "../../src/kernel/index.ts";
+
+/** How a contract run gets a fresh, empty store for each test. */
+export interface BlobStoreContractOptions {
+  readonly create: () => Promise<BlobStore> | BlobStore;
+}
+
+/** sha256 ref of some bytes, computed independently of the stores. */
+export function refOf(data: Uint8Array | string): ArtifactRef {
+  return `sha256:${createHash("sha256").update(data).digest("hex")}`;
+}
+
+/** Awaits `promise` and asserts it rejects with a ChainRuntimeError of `code`; returns the error. */
+export async function expectCode(promise: Promise<unknown>, code: ErrorCode): Promise<ChainRuntimeError> {
+  let caught: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    caught = error;
+  }
+  expect(isChainRuntimeError(caught), `expected a ChainRuntimeError ${code}, got ${String(caught)}`).toBe(true);
+  expect((caught as { code: string }).code).toBe(code);
+  return caught as ChainRuntimeError;
+}
+
+const bytes = (...values: number[]): Uint8Array => new Uint8Array(values);
+
+/**
+ * The behaviour every {@link BlobStore} must have. Call once per implementation:
+ * `runBlobStoreContract("MemoryBlobStore", { create: () => new MemoryBlobStore() })`.
+ */
+export function runBlobStoreContract(name: string, options: BlobStoreContractOptions): void {
+  describe(`BlobStore contract: ${name}`, () => {
+    const create = async (): Promise<BlobStore> => options.create();
+
+    describe("put / resolve", () => {
+      it("returns sha256:<hex> of the bytes", async () => {
+        const store = await create();
+        const data = bytes(1, 2, 3, 250);
+        expect(await store.put(data)).toBe(refOf(data));
+      });
+
+      it("stores strings as UTF-8", async () => {
+        const store = await create();
+        const text = "héllo ✓ 日本";
+        const ref = await store.put(text);
+        const utf8 = new TextEncoder().encode(text);
+        expect(ref).toBe(refOf(utf8));
+        expect(await store.resolve(ref)).toEqual(utf8);
+      });
+
+      it("gives the same ref for the same bytes and different refs for different bytes", async () => {
+        const store = await create();
+        const a = await store.put(bytes(1, 2));
+        expect(await store.put(bytes(1, 2))).toBe(a);
+        expect(await store.put("\u0001\u0002")).toBe(a);
+        expect(await store.put(bytes(2, 1))).not.toBe(a);
+      });
+
+      it("round-trips empty and large blobs byte for byte", async () => {
+        const store = await create();
+        const empty = await store.put(new Uint8Array(0));
+        expect(await store.resolve(empty)).toEqual(new Uint8Array(0));
+        const large = new Uint8Array(1_500_000);
+        for (let i = 0; i < large.length; i += 1) large[i] = (i * 31) & 0xff;
+        const ref = await store.put(large);
+        expect(ref).toBe(refOf(large));
+        expect(Buffer.from(await store.resolve(ref)).equals(Buffer.from(large))).toBe(true);
+      });
+
+      it("is not affected by the caller mutating its array after put, even before put settles", async () => {
+        const store = await create();
+        const data = bytes(7, 8, 9);
+        const pending = store.put(data);
+        data[0] = 0;
+        const ref = await pending;
+        expect(ref).toBe(refOf(bytes(7, 8, 9)));
+        expect(await store.resolve(ref)).toEqual(bytes(7, 8, 9));
+      });
+
+      it("is not affected by the caller mutating resolved bytes", async () => {
+        const store = await create();
+        const ref = await store.put(bytes(4, 5));
+        const first = await store.resolve(ref);
+        first[0] = 99;
+        expect(await store.resolve(ref)).toEqual(bytes(4, 5));
+      });
+
+      it("returns one ref for 50 concurrent puts of the same bytes, and keeps one blob", async () => {
+        const store = await create();
+        const data = new TextEncoder().encode("same bytes from everywhere ".repeat(1000));
+        const refs = await Promise.all(Array.from({ length: 50 }, () => store.put(data)));
+        expect(new Set(refs)).toEqual(new Set([refOf(data)]));
+        expect(await store.resolve(refOf(data))).toEqual(data);
+        expect((await store.stat(refOf(data)))?.pins).toBe(0);
+        expect(await store.gc()).toEqual({ removed: 1, freedBytes: data.byteLength });
+      });
+
+      it("stores many different blobs concurrently", async () => {
+        const store = await create();
+        const inputs = Array.from({ length: 30 }, (_, i) => `blob number ${i}`);
+        const refs = await Promise.all(inputs.map((text) => store.put(text)));
+        for (const [i, ref] of refs.entries()) {
+          expect(new TextDecoder().decode(await store.resolve(ref))).toBe(inputs[i]);
+        }
+      });
+
+      it("refuses a put of something that is not bytes or a string", async () => {
+        const store = await create();
+        await expectCode(store.put(42 as unknown as string), "ARGUMENT_INVALID");
+        await expectCode(store.put([1, 2] as unknown as Uint8Array), "ARGUMENT_INVALID");
+        await expectCode(store.put("x", { mimeType: 5 } as unknown as { mimeType: string }), "ARGUMENT_INVALID");
+      });
+
+      it("throws ARTIFACT_NOT_FOUND when resolving an absent ref", async () => {
+        const store = await create();
+        const error = await expectCode(store.resolve(refOf("never stored")), "ARTIFACT_NOT_FOUND");
+        expect(error.details.ref).toBe(refOf("never stored"));
+      });
+    });
+
+    describe("malformed refs", () => {
+      const malformed = [
+        "sha256:../../etc/passwd",
+        `sha256:${"A".repeat(64)}`,
+        `sha256:${"a".repeat(63)}`,
+        `sha256:${"a".repeat(64)}/`,
+        `md5:${"a".repeat(64)}`,
+        "a".repeat(64),
+        "",
+      ];
+      for (const ref of malformed) {
+        it(`refuses ${JSON.stringify(ref.slice(0, 30))} with ARTIFACT_REF_INVALID in every method`, async () => {
+          const store = await create();
+          const bad = ref as ArtifactRef;
+          await expectCode(store.resolve(bad), "ARTIFACT_REF_INVALID");
+          await expectCode(store.stat(bad), "ARTIFACT_REF_INVALID");
+          await expectCode(store.pin(bad), "ARTIFACT_REF_INVALID");
+          await expectCode(store.unpin(bad), "ARTIFACT_REF_INVALID");
+        });
+      }
+
+      it("refuses non-string refs", async () => {
+        const store = await create();
+        await expectCode(store.resolve(undefined as unknown as ArtifactRef), "ARTIFACT_REF_INVALID");
+        await expectCode(store.stat({} as unknown as ArtifactRef), "ARTIFACT_REF_INVALID");
+      });
+    });
+
+    describe("stat", () => {
+      it("reports size, MIME type, name, createdAt and pins", async () => {
+        const store = await create();
+        const before = Date.now();
+        const ref = await store.put("hello", { mimeType: "text/plain", name: "greeting.txt" });
+        const after = Date.now();
+        const info = await store.stat(ref);
+        expect(info).toMatchObject({ ref, bytes: 5, mimeType: "text/plain", name: "greeting.txt", pins: 0 });
+        expect(info?.createdAt).toBeGreaterThanOrEqual(before);
+        expect(info?.createdAt).toBeLessThanOrEqual(after);
+      });
+
+      it("defaults the MIME type to application/octet-stream and omits an absent name", async () => {
+        const store = await create();
+        const info = await store.stat(await store.put(bytes(1)));
+        expect(info?.mimeType).toBe("application/octet-stream");
+        expect(info !== undefined && "name" in info).toBe(false);
+      });
+
+      it("keeps the meta and createdAt of the first put", async () => {
+        const store = await create();
+        const ref = await store.put("x", { mimeType: "text/plain", name: "first" });
+        const first = await store.stat(ref);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        await store.put("x", { mimeType: "application/json", name: "second" });
+        expect(await store.stat(ref)).toEqual(first);
+      });
+
+      it("returns undefined for an absent ref", async () => {
+        const store = await create();
+        expect(await store.stat(refOf("absent"))).toBeUndefined();
+      });
+    });
+
+    describe("pin / unpin", () => {
+      it("counts pins up and down, never below zero", async () => {
+        const store = await create();
+        const ref = await store.put("pinned");
+        await store.pin(ref);
+        await store.pin(ref);
+        expect((await store.stat(ref))?.pins).toBe(2);
+        await store.unpin(ref);
+        expect((await store.stat(ref))?.pins).toBe(1);
+        await store.unpin(ref);
+        await store.unpin(ref);
+        expect((await store.stat(ref))?.pins).toBe(0);
+      });
+
+      it("counts 20 concurrent pins exactly", async () => {
+        const store = await create();
+        const ref = await store.put("busy");
+        await Promise.all(Array.from({ length: 20 }, () => store.pin(ref)));
+        expect((await store.stat(ref))?.pins).toBe(20);
+        await Promise.all(Array.from({ length: 5 }, () => store.unpin(ref)));
+        expect((await store.stat(ref))?.pins).toBe(15);
+      });
+
+      it("keeps pins when the same bytes are put again", async () => {
+        const store = await create();
+        const ref = await store.put("again");
+        await store.pin(ref);
+        await store.put("again");
+        expect((await store.stat(ref))?.pins).toBe(1);
+      });
+
+      it("throws ARTIFACT_NOT_FOUND when pinning an absent ref", async () => {
+        const store = await create();
+        await expectCode(store.pin(refOf("absent")), "ARTIFACT_NOT_FOUND");
+      });
+
+      it("ignores an unpin of an absent ref", async () => {
+        const store = await create();
+        await expect(store.unpin(refOf("absent"))).resolves.toBeUndefined();
+        expect(await store.stat(refOf("absent"))).toBeUndefined();
+      });
+    });
+
+    describe("gc", () => {
+      it("removes unpinned blobs at least olderThanMs old, and reports what it freed", async () => {
+        const store = await create();
+        const old = await store.put("old blob");
+        const createdAt = (await store.stat(old))?.createdAt ?? 0;
+        expect(await store.gc({ olderThanMs: 1000, now: createdAt + 999 })).toEqual({ removed: 0, freedBytes: 0 });
+        expect(await store.stat(old)).toBeDefined();
+        expect(await store.gc({ olderThanMs: 1000, now: createdAt + 1000 })).toEqual({ removed: 1, freedBytes: 8 });
+        expect(await store.stat(old)).toBeUndefined();
+        await expectCode(store.resolve(old), "ARTIFACT_NOT_FOUND");
+      });
+
+      it("never removes a pinned blob, and removes it once unpinned", async () => {
+        const store = await create();
+        const ref = await store.put("keep me");
+        await store.pin(ref);
+        const far = Date.now() + 10 * 365 * 24 * 3600_000;
+        expect(await store.gc({ olderThanMs: 0, now: far })).toEqual({ removed: 0, freedBytes: 0 });
+        expect(await store.resolve(ref)).toEqual(new TextEncoder().encode("keep me"));
+        await store.unpin(ref);
+        expect((await store.gc({ now: far })).removed).toBe(1);
+      });
+
+      it("defaults to olderThanMs 0 and now = the clock: removes every unpinned blob", async () => {
+        const store = await create();
+        const a = await store.put("a");
+        const b = await store.put("bb");
+        await store.pin(b);
+        expect(await store.gc()).toEqual({ removed: 1, freedBytes: 1 });
+        expect(await store.stat(a)).toBeUndefined();
+        expect(await store.stat(b)).toBeDefined();
+      });
+
+      it("lets a removed blob be put again", async () => {
+        const store = await create();
+        const ref = await store.put("phoenix");
+        await store.gc();
+        expect(await store.put("phoenix")).toBe(ref);
+        expect(new TextDecoder().decode(await store.resolve(ref))).toBe("phoenix");
+      });
+
+      it("never loses a blob whose pin succeeded while gc ran concurrently", async () => {
+        const store = await create();
+        const refs = await Promise.all(Array.from({ length: 40 }, (_, i) => store.put(`contended ${i}`)));
+        const pins = refs.map((ref) => store.pin(ref).then(() => true, () => false));
+        const [, ...pinned] = await Promise.all([store.gc(), ...pins]);
+        for (const [i, ref] of refs.entries()) {
+          if (pinned[i] === true) {
+            expect((await store.stat(ref))?.pins, `${ref} was pinned`).toBe(1);
+            expect(new TextDecoder().decode(await store.resolve(ref))).toBe(`contended ${i}`);
+          } else {
+            expect(await store.stat(ref)).toBeUndefined();
+          }
+        }
+      });
+
+      it("returns zero counts on an empty store", async () => {
+        const store = await create();
+        expect(await store.gc({ olderThanMs: 0 })).toEqual({ removed: 0, freedBytes: 0 });
+      });
+
+      it("refuses a negative or non-finite olderThanMs or now with ARGUMENT_INVALID", async () => {
+        const store = await create();
+        await expectCode(store.gc({ olderThanMs: -1 }), "ARGUMENT_INVALID");
+        await expectCode(store.gc({ olderThanMs: Number.NaN }), "ARGUMENT_INVALID");
+        await expectCode(store.gc({ now: Number.POSITIVE_INFINITY }), "ARGUMENT_INVALID");
+      });
+    });
+  });
+}

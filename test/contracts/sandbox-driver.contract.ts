@@ -1,0 +1,440 @@
+/**
+ * The behaviour every {@link SandboxDriver} must show, run against real isolates. A driver's
+ * test file calls {@link runSandboxDriverContract} with a factory; scripts are written by hand
+ * in the compile step's output shape: `(async function __chain__() {\n<body>\n})`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { InvocationResult } from "../../src/kernel/index.ts";
+import { OUTPUT_TRUNCATED_MARKER } from "../../src/bridge/protocol.ts";
+import type {
+  SandboxDriver,
+  SandboxLimits,
+  SandboxLogLevel,
+  SandboxRunOutcome,
+  SandboxRunRequest,
+  SandboxToolCall,
+} from "../../sandbox/sandbox-driver.ts";
+
+/** How to make the driver under test. */
+export interface SandboxDriverContractOptions {
+  readonly create: () => SandboxDriver;
+}
+
+const LIMITS: SandboxLimits = {
+  memoryLimitMb: 64,
+  cpuTimeMs: 2_000,
+  totalTimeoutMs: 3_000,
+  maxOutputBytes: 4_096,
+  maxArgumentBytes: 1_024,
+};
+
+/** Wraps a body the way the compile step does. */
+export function chainScript(body: string): string {
+  return `(async function __chain__() {\n${body}\n})`;
+}
+
+const ok = (text: string): InvocationResult => ({ status: "ok", text });
+
+interface Harness {
+  readonly calls: SandboxToolCall[];
+  readonly logs: { level: SandboxLogLevel; text: string }[];
+  readonly signals: AbortSignal[];
+}
+
+type RunOptions = Partial<Omit<SandboxRunRequest, "limits">> & { limits?: Partial<SandboxLimits> };
+
+/** Registers the contract suite for one driver. */
+export function runSandboxDriverContract(name: string, options: SandboxDriverContractOptions): void {
+  describe(`SandboxDriver contract: ${name}`, () => {
+    let driver: SandboxDriver;
+    beforeAll(async () => {
+      driver = options.create();
+      await driver.warm?.();
+    });
+    afterAll(async () => {
+      await driver.close();
+    });
+
+    const run = async (body: string, overrides: RunOptions = {}): Promise<SandboxRunOutcome & Harness> => {
+      const harness: Harness = { calls: [], logs: [], signals: [] };
+      const { limits, ...rest } = overrides;
+      const outcome = await driver.run({
+        chainId: "chain-1",
+        script: chainScript(body),
+        scriptName: "chain.js",
+        toolNames: ["echo", "odd-name"],
+        maxToolCalls: 20,
+        seed: 42,
+        clockStart: Date.UTC(2030, 0, 1),
+        onToolCall: (call, signal) => {
+          harness.calls.push(call);
+          harness.signals.push(signal);
+          return Promise.resolve(ok(call.argsJson));
+        },
+        onLog: (level, text) => harness.logs.push({ level, text }),
+        ...rest,
+        limits: { ...LIMITS, ...limits },
+      });
+      return { ...outcome, ...harness };
+    };
+
+    describe("return values", () => {
+      it.each([
+        ["null", "null"],
+        ["a number", "1.5e300"],
+        ["a negative integer", "-42"],
+        ["true", "true"],
+        ["a unicode string", JSON.stringify("héllo ✓ 𝄞 \u2028 \"q\"")],
+        ["a nested value", '{ a: [1, { b: null, c: "x" }], d: { e: [] }, "__proto__x": 1 }'],
+      ])("round-trips %s exactly", async (_label, literal) => {
+        const outcome = await run(`return ${literal};`);
+        expect(outcome.status).toBe("ok");
+        expect(JSON.parse(outcome.returnJson ?? "undefined")).toEqual(JSON.parse(JSON.stringify(new Function(`return ${literal}`)())));
+      });
+
+      it("turns -0 into 0, as JSON does", async () => {
+        const outcome = await run("return -0;");
+        expect(outcome.returnJson).toBe("0");
+      });
+
+      it("leaves returnJson absent when the script returns undefined", async () => {
+        const outcome = await run("await null;");
+        expect(outcome.status).toBe("ok");
+        expect(outcome.returnJson).toBeUndefined();
+      });
+
+      it("refuses a return value that is not JSON-compatible", async () => {
+        const outcome = await run("return { f() {} };");
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "runtime", name: "TypeError" });
+        expect(outcome.error?.message).toMatch(/return value must be JSON-compatible: found a function at \.f/);
+      });
+    });
+
+    describe("tool calls", () => {
+      it("runs sequential calls in order and resolves them with the host's result", async () => {
+        const outcome = await run(
+          'const a = await tools.echo({ n: 1 }); const b = await tools["odd-name"](); return [a, b, budget.total, budget.remaining];',
+        );
+        expect(outcome.status).toBe("ok");
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual([ok('{"n":1}'), ok("{}"), 20, 18]);
+        expect(outcome.calls).toEqual([
+          { callIndex: 0, tool: "echo", argsJson: '{"n":1}' },
+          { callIndex: 1, tool: "odd-name", argsJson: "{}" },
+        ]);
+      });
+
+      it("overlaps parallel calls: all ten reach the host before any resolves", async () => {
+        const gate = Promise.withResolvers<void>();
+        let seen = 0;
+        const outcome = await run("const r = await Promise.all(Array.from({ length: 10 }, (_, i) => tools.echo({ i }))); return r.map((x) => x.text);", {
+          onToolCall: async (call) => {
+            seen++;
+            if (seen === 10) gate.resolve();
+            await gate.promise;
+            return ok(call.argsJson);
+          },
+        });
+        expect(outcome.status).toBe("ok");
+        expect(seen).toBe(10);
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual(Array.from({ length: 10 }, (_, i) => `{"i":${i}}`));
+      });
+
+      it("assigns callIndex in program order", async () => {
+        const outcome = await run("const p = [tools.echo({ a: 1 }), tools.echo({ a: 2 })]; await tools.echo({ a: 3 }); await Promise.all(p);");
+        expect(outcome.calls.map((call) => [call.callIndex, call.argsJson])).toEqual([
+          [0, '{"a":1}'],
+          [1, '{"a":2}'],
+          [2, '{"a":3}'],
+        ]);
+      });
+
+      it.each([
+        ["a function", "{ f: () => 1 }", /function at \.f/],
+        ["a symbol", "{ s: Symbol('x') }", /symbol at \.s/],
+        ["a BigInt", "{ n: 1n }", /BigInt at \.n/],
+        ["a cycle", "(() => { const o = { a: {} }; o.a.self = o; return o; })()", /cycle at \.a\.self/],
+        ["a getter", "{ get g() { return 1; } }", /getter or setter at \.g/],
+        ["a Map", "{ m: new Map() }", /Map at \.m/],
+      ])("refuses %s in arguments with BRIDGE_ERROR, without reaching the host", async (_label, args, pattern) => {
+        const outcome = await run(`return await tools.echo(${args});`);
+        expect(outcome.status).toBe("ok");
+        const result = JSON.parse(outcome.returnJson ?? "null") as InvocationResult;
+        expect(result).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
+        expect(result.text).toMatch(pattern);
+        expect(outcome.calls).toEqual([]);
+      });
+
+      it("refuses arguments over maxArgumentBytes and does not count them against the budget", async () => {
+        const outcome = await run('const r = await tools.echo({ s: "é".repeat(600) }); return [r, budget.remaining];');
+        const [result, remaining] = JSON.parse(outcome.returnJson ?? "null") as [InvocationResult, number];
+        expect(result).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
+        expect(result.text).toMatch(/over the 1024-byte limit/);
+        expect(remaining).toBe(20);
+        expect(outcome.calls).toEqual([]);
+      });
+
+      it("resolves a rejected onToolCall as a TOOL_ERROR result instead of failing the run", async () => {
+        const outcome = await run("return await tools.echo({});", { onToolCall: () => Promise.reject(new Error("host broke")) });
+        expect(JSON.parse(outcome.returnJson ?? "null")).toMatchObject({ status: "error", code: "TOOL_ERROR", text: "host broke" });
+      });
+
+      it("aborts the signal of calls still pending when the script returns", async () => {
+        const signals: AbortSignal[] = [];
+        const outcome = await run("tools.echo({ slow: true }); return 1;", {
+          onToolCall: (_call, signal) => {
+            signals.push(signal);
+            return new Promise<InvocationResult>(() => undefined);
+          },
+        });
+        expect(outcome.status).toBe("ok");
+        expect(signals).toHaveLength(1);
+        expect(signals[0]?.aborted).toBe(true);
+      });
+
+      it("passes a Node Buffer in a result as its JSON form only (results cross as JSON text)", async () => {
+        const pool = Buffer.from("secret-secret-secret-ABC");
+        const slice = pool.subarray(pool.length - 3);
+        const outcome = await run("const r = await tools.echo({}); return r.structured.data;", {
+          onToolCall: () => Promise.resolve({ status: "ok", text: "", structured: { data: slice } }),
+        });
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual({ type: "Buffer", data: [65, 66, 67] });
+      });
+    });
+
+    describe("errors and limits", () => {
+      it("reports a runtime error with name, message and a stack in the script file", async () => {
+        const outcome = await run("const x = null;\nx.boom();");
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "runtime", name: "TypeError" });
+        expect(outcome.error?.message).toMatch(/null/);
+        expect(outcome.error?.stack).toMatch(/chain\.js:3:/);
+      });
+
+      it("reports a thrown non-Error value", async () => {
+        const outcome = await run('throw "plain";');
+        expect(outcome.error).toMatchObject({ phase: "runtime", name: "Error", message: "Uncaught plain" });
+      });
+
+      it("turns deep recursion into a RangeError, not a crash", async () => {
+        const outcome = await run("const f = (n) => f(n + 1) + 1; f(0);");
+        expect(outcome.error).toMatchObject({ phase: "runtime", name: "RangeError" });
+        const next = await run("return 1;");
+        expect(next.returnJson).toBe("1");
+      });
+
+      it("ends a synchronous infinite loop at totalTimeoutMs", async () => {
+        const outcome = await run("for (;;) {}", { limits: { totalTimeoutMs: 200 } });
+        expect(outcome.status).toBe("timeout");
+        expect(outcome.error).toMatchObject({ phase: "limit", name: "TimeoutError" });
+        expect(outcome.wallMs).toBeLessThan(1_000);
+      });
+
+      it("ends an infinite loop after an await while the host event loop keeps ticking", async () => {
+        let ticks = 0;
+        const timer = setInterval(() => ticks++, 10);
+        const outcome = await run("await tools.echo({}); for (;;) {}", { limits: { totalTimeoutMs: 300 } });
+        clearInterval(timer);
+        expect(outcome.status).toBe("timeout");
+        expect(outcome.error?.phase).toBe("limit");
+        expect(ticks).toBeGreaterThan(5);
+      });
+
+      it.each([
+        ["an await loop", "for (;;) await null;"],
+        ["a recursive then chain", "await new Promise(() => { const spin = () => Promise.resolve().then(spin); spin(); });"],
+      ])("ends a microtask storm (%s)", async (_label, body) => {
+        const outcome = await run(body, { limits: { totalTimeoutMs: 300 } });
+        expect(outcome.status).toBe("timeout");
+        expect(outcome.error?.phase).toBe("limit");
+      });
+
+      it("ends a never-resolving promise early as a DeadlockError (phase limit)", async () => {
+        const outcome = await run("await new Promise(() => {});", { limits: { totalTimeoutMs: 2_000 } });
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError" });
+        expect(outcome.error?.message).toMatch(/promise that can never settle/);
+        expect(outcome.wallMs).toBeLessThan(1_000);
+      });
+
+      it("does not call it a deadlock while a tool call is pending", async () => {
+        const outcome = await run("return (await tools.echo({})).text;", {
+          onToolCall: () => new Promise((resolve) => setTimeout(() => resolve(ok("late")), 150)),
+        });
+        expect(outcome.returnJson).toBe('"late"');
+      });
+
+      it("enforces cpuTimeMs on a busy loop", async () => {
+        const outcome = await run("for (;;) {}", { limits: { cpuTimeMs: 100, totalTimeoutMs: 2_000 } });
+        expect(outcome.status).toBe("timeout");
+        expect(outcome.error).toMatchObject({ phase: "limit", name: "CpuLimitError" });
+        expect(outcome.cpuMs).toBeGreaterThanOrEqual(100);
+        expect(outcome.wallMs).toBeLessThan(1_000);
+      });
+
+      it("ends a memory bomb as a limit error and serves the next run", async () => {
+        const outcome = await run("const a = []; for (let i = 0; ; i++) a.push('x'.repeat(64) + i);", {
+          limits: { memoryLimitMb: 32, totalTimeoutMs: 10_000, cpuTimeMs: 10_000 },
+        });
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "limit", name: "MemoryLimitError" });
+        const next = await run("return 'alive';", { limits: { memoryLimitMb: 32 } });
+        expect(next.returnJson).toBe('"alive"');
+      });
+
+      it("ends a leftover continuation that spins after the script returned", async () => {
+        const outcome = await run("Promise.resolve().then(async () => { await null; for (;;) {} }); return 1;", {
+          limits: { totalTimeoutMs: 300 },
+        });
+        expect(outcome.status).toBe("timeout");
+        const next = await run("return 2;");
+        expect(next.returnJson).toBe("2");
+      });
+
+      it("cancels the run when request.signal aborts", async () => {
+        const controller = new AbortController();
+        const outcome = await run("await tools.echo({}); for (;;) {}", {
+          signal: controller.signal,
+          onToolCall: (call) => {
+            setTimeout(() => controller.abort(), 20);
+            return Promise.resolve(ok(call.argsJson));
+          },
+        });
+        expect(outcome.status).toBe("cancelled");
+      });
+
+      it("keeps unhandled rejections inside the isolate", async () => {
+        const seen: unknown[] = [];
+        const listener = (reason: unknown): void => {
+          seen.push(reason);
+        };
+        process.on("unhandledRejection", listener);
+        const outcome = await run("Promise.reject(new Error('stray')); await null; return 1;");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        process.off("unhandledRejection", listener);
+        expect(outcome.returnJson).toBe("1");
+        expect(seen).toEqual([]);
+      });
+    });
+
+    it("does not end the run for a stray unhandled rejection while a call is pending", async () => {
+      const outcome = await run("Promise.reject(new Error('stray')); return (await tools.echo({})).status;", {
+        onToolCall: () => new Promise((resolve) => setTimeout(() => resolve(ok("late")), 30)),
+      });
+      expect(outcome.returnJson).toBe('"ok"');
+    });
+
+    it("reports a syntax error in the compiled script as a runtime SyntaxError", async () => {
+      const outcome = await driver.run({
+        chainId: "c",
+        script: "(async function __chain__() {\nreturn );\n})",
+        scriptName: "chain.js",
+        toolNames: [],
+        maxToolCalls: 0,
+        seed: 1,
+        clockStart: 0,
+        limits: LIMITS,
+        onToolCall: () => Promise.resolve(ok("")),
+      });
+      expect(outcome.status).toBe("error");
+      expect(outcome.error).toMatchObject({ phase: "runtime", name: "SyntaxError" });
+    });
+
+    describe("console", () => {
+      it("forwards formatted lines with their level", async () => {
+        const outcome = await run('console.log("a", 1, { b: [true, null] }, undefined); console.warn(new Map([[1, 2]])); const c = {}; c.c = c; console.error(c);');
+        expect(outcome.logs).toEqual([
+          { level: "log", text: "a 1 { b: [ true, null ] } undefined" },
+          { level: "warn", text: "Map(1) { 1 => 2 }" },
+          { level: "error", text: "{ c: [Circular] }" },
+        ]);
+      });
+
+      it("bounds 10k lines with exactly one truncation marker", async () => {
+        const outcome = await run("for (let i = 0; i < 10_000; i++) console.log('line', i);");
+        expect(outcome.status).toBe("ok");
+        const markers = outcome.logs.filter((log) => log.text === OUTPUT_TRUNCATED_MARKER);
+        expect(markers).toHaveLength(1);
+        expect(outcome.logs.at(-1)?.text).toBe(OUTPUT_TRUNCATED_MARKER);
+        const bytes = outcome.logs.slice(0, -1).reduce((sum, log) => sum + Buffer.byteLength(log.text) + 1, 0);
+        expect(bytes).toBeLessThanOrEqual(LIMITS.maxOutputBytes);
+      });
+
+      it("bounds 10 MB of output", async () => {
+        const outcome = await run("const s = 'y'.repeat(1 << 20); for (let i = 0; i < 10; i++) console.log(s);");
+        expect(outcome.logs.map((log) => log.text.length)).toEqual([LIMITS.maxOutputBytes - 1, OUTPUT_TRUNCATED_MARKER.length]);
+      });
+
+      it("delivers output written before a kill", async () => {
+        const outcome = await run("console.log('before'); for (;;) {}", { limits: { totalTimeoutMs: 200 } });
+        expect(outcome.status).toBe("timeout");
+        expect(outcome.logs).toEqual([{ level: "log", text: "before" }]);
+      });
+    });
+
+    describe("isolation", () => {
+      it("exposes only standard built-ins plus tools, console, budget and artifact", async () => {
+        const names = ["process", "require", "module", "fetch", "setTimeout", "setInterval", "setImmediate", "queueMicrotask", "Buffer", "global", "WebAssembly", "SharedArrayBuffer", "Atomics", "__isochain_send", "__isochain_resolve", "__isochain_probe", "__isochain_start"];
+        const outcome = await run(`return [${names.map((n) => `typeof ${n}`).join(", ")}, typeof tools, typeof console, typeof budget, typeof artifact];`);
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual([...names.map(() => "undefined"), "object", "object", "object", "function"]);
+      });
+
+      it("keeps constructor-chain escapes inside the isolate", async () => {
+        const escape = await run('return this.constructor.constructor("return process")();');
+        expect(escape.error).toMatchObject({ phase: "runtime", name: "ReferenceError" });
+        const global = await run("const g = tools.echo.constructor.constructor('return this')(); return [typeof g.tools, typeof g.process, typeof g.require];");
+        expect(JSON.parse(global.returnJson ?? "null")).toEqual(["object", "undefined", "undefined"]);
+      });
+
+      it("keeps Error.prepareStackTrace tampering inside the isolate", async () => {
+        const outcome = await run("Error.prepareStackTrace = () => 'pwned'; throw new Error('x');");
+        expect(outcome.status).toBe("error");
+        expect(new Error("host").stack).toMatch(/^Error: host\n\s+at /);
+      });
+
+      it("freezes tools and makes budget read-only", async () => {
+        const outcome = await run("'use strict'; const r = []; try { tools.echo = 1; } catch (e) { r.push(e.name); } try { budget.remaining = 99; } catch (e) { r.push(e.name); } r.push(budget.remaining); return r;");
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual(["TypeError", "TypeError", 20]);
+      });
+
+      it("gives each run a fresh context", async () => {
+        await run("globalThis.leak = 1;");
+        const outcome = await run("return typeof leak;");
+        expect(outcome.returnJson).toBe('"undefined"');
+      });
+    });
+
+    describe("determinism", () => {
+      it("seeds Math.random: same seed, same sequence; other seed, other sequence", async () => {
+        const body = "return [Math.random(), Math.random(), Math.random()];";
+        const a = await run(body, { seed: 7 });
+        const b = await run(body, { seed: 7 });
+        const c = await run(body, { seed: 8 });
+        expect(a.returnJson).toBe(b.returnJson);
+        expect(a.returnJson).not.toBe(c.returnJson);
+      });
+
+      it("starts Date.now and new Date at clockStart", async () => {
+        const clockStart = Date.UTC(2001, 1, 3, 4, 5, 6);
+        const outcome = await run("return [Date.now(), new Date().getTime(), new Date(0).getTime(), new Date() instanceof Date, typeof Date()];", { clockStart });
+        const [now, constructed, epoch, isDate, called] = JSON.parse(outcome.returnJson ?? "null") as [number, number, number, boolean, string];
+        expect(now - clockStart).toBeGreaterThanOrEqual(0);
+        expect(now - clockStart).toBeLessThan(1_000);
+        expect(constructed).toBeGreaterThanOrEqual(now);
+        expect(epoch).toBe(0);
+        expect(isDate).toBe(true);
+        expect(called).toBe("string");
+      });
+
+      it("builds artifact arguments", async () => {
+        const outcome = await run("return artifact('sha256:' + 'a'.repeat(64));");
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual({ $artifact: `sha256:${"a".repeat(64)}` });
+      });
+    });
+
+    it("runs concurrent scripts in separate isolates", async () => {
+      const outcomes = await Promise.all(Array.from({ length: 4 }, (_, i) => run(`globalThis.mark = ${i}; await tools.echo({}); return globalThis.mark;`)));
+      expect(outcomes.map((outcome) => outcome.returnJson)).toEqual(["0", "1", "2", "3"]);
+    });
+  });
+}

@@ -1,0 +1,200 @@
+import { describe, expect, it } from "vitest";
+import { approver, echoTool, localTool, makeInvoker } from "./invoker-fixtures.ts";
+
+const searchSchema = {
+  type: "object",
+  properties: {
+    query: { type: "string" },
+    limit: { type: "integer" },
+    mode: { enum: ["fast", "deep"] },
+    items: { type: "array", items: { type: "object", properties: { name: { type: "string" } }, required: ["name"] } },
+  },
+  required: ["query"],
+  additionalProperties: false,
+} as const;
+
+describe("ToolInvoker argument gate", () => {
+  it("names the field and why in ajv failures", async () => {
+    const tool = echoTool("search", { inputSchema: searchSchema });
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const wrongType = await invoker.invoke({ name: "search", arguments: { query: "q", limit: 2.5 } }, { session });
+    expect(wrongType).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(wrongType.text).toContain('argument "limit" must be integer');
+    const several = await invoker.invoke(
+      { name: "search", arguments: { limit: "x", mode: "slow", extra: 1, items: [{ name: "a" }, {}] } },
+      { session },
+    );
+    expect(several.text).toContain('argument "query" is required');
+    expect(several.text).toContain('argument "limit" must be integer');
+    expect(several.text).toContain('argument "mode" must be one of "fast", "deep"');
+    expect(several.text).toContain('argument "extra" is not allowed');
+    expect(several.text).toContain('argument "items[1].name" is required');
+    expect(tool.calls).toHaveLength(0);
+    expect(session.trace.map((r) => r.code)).toEqual(["INVALID_ARGUMENTS", "INVALID_ARGUMENTS"]);
+  });
+
+  it("compiles each tool's schema once", async () => {
+    let reads = 0;
+    const tool = echoTool("counted");
+    const schema = { type: "object", properties: { a: { type: "number" } } };
+    Object.defineProperty(tool, "inputSchema", {
+      get() {
+        reads++;
+        return schema;
+      },
+    });
+    const invoker = makeInvoker([tool], { registry: "map" }); // a Toolbox reads the schema when adding
+    const session = invoker.openSession();
+    for (let i = 0; i < 3; i++) await invoker.invoke({ name: "counted", arguments: { a: i } }, { session });
+    expect(reads).toBe(1);
+  });
+
+  it("turns a tool with an invalid schema into an error result, not a crash", async () => {
+    const tool = echoTool("broken", { inputSchema: { type: "object", properties: { a: { type: "nonsense" } } } as never });
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    for (let i = 0; i < 2; i++) {
+      const result = await invoker.invoke({ name: "broken", arguments: {} }, { session });
+      expect(result).toMatchObject({ status: "error", code: "NOT_CALLABLE" });
+      expect(result.text).toContain("inputSchema is not a valid JSON Schema");
+    }
+    expect(tool.calls).toHaveLength(0);
+  });
+
+  it("parses JSON-string arguments and treats empty ones as {}", async () => {
+    const tool = echoTool();
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    expect((await invoker.invoke({ name: "echo", arguments: '{"a":[1,2]}' }, { session })).structured).toEqual({ a: [1, 2] });
+    expect((await invoker.invoke({ name: "echo", arguments: "" }, { session })).status).toBe("ok");
+    expect((await invoker.invoke({ name: "echo", arguments: undefined }, { session })).status).toBe("ok");
+    expect(tool.calls.map((c) => c.args)).toEqual([{ a: [1, 2] }, {}, {}]);
+  });
+
+  it("reports unparseable JSON with the parse error", async () => {
+    const invoker = makeInvoker([echoTool()]);
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "echo", arguments: '{"a": 1,' }, { session });
+    expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(result.text).toMatch(/^Arguments are not valid JSON: .*JSON/);
+    expect(session.trace[0]).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+  });
+
+  it.each([
+    ["an array", [1, 2], "an array"],
+    ["a number", 42, "a number"],
+    ["null", null, "null"],
+    ["a JSON array string", "[1]", "an array"],
+    ["a boolean", true, "a boolean"],
+  ])("refuses %s as arguments", async (_label, args, kind) => {
+    const tool = echoTool();
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "echo", arguments: args }, { session });
+    expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(result.text).toContain(`got ${kind}`);
+    expect(tool.calls).toHaveLength(0);
+    expect(session.trace).toHaveLength(1);
+  });
+
+  it("refuses non-plain data (a cycle, a function) with the path", async () => {
+    const invoker = makeInvoker([echoTool()]);
+    const session = invoker.openSession();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.me = cyclic;
+    const a = await invoker.invoke({ name: "echo", arguments: { x: cyclic } }, { session });
+    expect(a.text).toContain('argument "x.me" refers back to itself');
+    const b = await invoker.invoke({ name: "echo", arguments: { cb: () => 1 } }, { session });
+    expect(b.text).toContain('argument "cb" is a function');
+    expect(session.trace.map((r) => r.code)).toEqual(["INVALID_ARGUMENTS", "INVALID_ARGUMENTS"]);
+  });
+
+  describe("prototype pollution", () => {
+    it("drops __proto__ from JSON-string arguments; the tool never sees it", async () => {
+      const tool = echoTool();
+      const invoker = makeInvoker([tool]);
+      const result = await invoker.invoke(
+        { name: "echo", arguments: '{"__proto__": {"polluted": true}, "a": 1}' },
+        { session: invoker.openSession() },
+      );
+      expect(result.status).toBe("ok");
+      const seen = tool.calls[0]?.args as Record<string, unknown>;
+      expect(Object.keys(seen)).toEqual(["a"]);
+      expect(Object.getPrototypeOf(seen)).toBe(Object.prototype);
+      expect(seen.polluted).toBeUndefined();
+      expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    });
+
+    it("drops __proto__ own keys of object arguments", async () => {
+      const tool = echoTool();
+      const invoker = makeInvoker([tool]);
+      const args = JSON.parse('{"nested": {"__proto__": {"polluted": true}}}');
+      await invoker.invoke({ name: "echo", arguments: args }, { session: invoker.openSession() });
+      const nested = (tool.calls[0]?.args as { nested: object }).nested;
+      expect(Object.keys(nested)).toEqual([]);
+      expect(Object.getPrototypeOf(nested)).toBe(Object.prototype);
+      expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    });
+
+    it("keeps constructor.prototype keys as data without polluting", async () => {
+      const tool = echoTool();
+      const invoker = makeInvoker([tool]);
+      const result = await invoker.invoke(
+        { name: "echo", arguments: '{"constructor": {"prototype": {"polluted": true}}}' },
+        { session: invoker.openSession() },
+      );
+      expect(result.status).toBe("ok");
+      expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+      expect((Object.prototype as { polluted?: unknown }).polluted).toBeUndefined();
+    });
+  });
+
+  it("refuses a getter whose value changes on each read without reading it; neither approver nor tool sees it", async () => {
+    let reads = 0;
+    const args = {
+      get amount() {
+        return ++reads * 100;
+      },
+    };
+    const handler = approver("approved");
+    const tool = echoTool("pay", { risk: "high" });
+    const invoker = makeInvoker([tool], { approvalHandler: handler });
+    const result = await invoker.invoke({ name: "pay", arguments: args }, { session: invoker.openSession() });
+    expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(result.text).toContain('argument "amount" is a getter/setter property');
+    expect(reads).toBe(0);
+    expect(handler.requests).toHaveLength(0);
+    expect(tool.calls).toHaveLength(0);
+  });
+
+  it("refuses a proxy without running its traps", async () => {
+    let traps = 0;
+    const args = new Proxy({ a: 1 }, {
+      ownKeys(target) {
+        traps++;
+        return Reflect.ownKeys(target);
+      },
+      get(target, key) {
+        traps++;
+        return Reflect.get(target, key);
+      },
+    });
+    const invoker = makeInvoker([echoTool()]);
+    const result = await invoker.invoke({ name: "echo", arguments: args }, { session: invoker.openSession() });
+    expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(result.text).toContain("Proxy");
+    expect(traps).toBe(0);
+  });
+
+  it("digests the argument copy: equal arguments in any key order give one digest", async () => {
+    const invoker = makeInvoker([localTool("t", () => "ok")]);
+    const session = invoker.openSession();
+    await invoker.invoke({ name: "t", arguments: { a: 1, b: 2 } }, { session });
+    await invoker.invoke({ name: "t", arguments: '{"b":2,"a":1}' }, { session });
+    await invoker.invoke({ name: "t", arguments: { a: 1, b: 3 } }, { session });
+    const [x, y, z] = session.trace.map((r) => r.argsDigest);
+    expect(x).toBe(y);
+    expect(x).not.toBe(z);
+  });
+});

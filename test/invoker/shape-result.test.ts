@@ -1,0 +1,274 @@
+import { describe, expect, it } from "vitest";
+import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
+import { mediaExtension } from "../../src/invoker/gates/shape-result.ts";
+import type { ArtifactRef } from "../../src/kernel/index.ts";
+import { localTool, makeInvoker } from "./invoker-fixtures.ts";
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]).toString("base64");
+
+describe("ToolInvoker result shaping", () => {
+  describe("bad results and crashes", () => {
+    it.each([
+      ["a string", () => Promise.reject("boom"), 'threw a non-Error value: boom'],
+      ["undefined", () => Promise.reject(undefined), "threw undefined"],
+      ["an Error", () => {
+        throw new TypeError("bad thing");
+      }, "threw TypeError: bad thing"],
+      ["a number, synchronously", () => {
+        throw 42;
+      }, "threw a non-Error value: 42"],
+    ])("turns a tool that throws %s into TOOL_ERROR with a record", async (_label, execute, text) => {
+      const invoker = makeInvoker([localTool("t", execute)]);
+      const session = invoker.openSession();
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session });
+      expect(result).toMatchObject({ status: "error", code: "TOOL_ERROR" });
+      expect(result.text).toContain(text);
+      expect(session.trace[0]).toMatchObject({ status: "error", code: "TOOL_ERROR", error: result.text });
+    });
+
+    it("turns undefined into RESULT_INVALID", async () => {
+      const invoker = makeInvoker([localTool("t", () => undefined)]);
+      const session = invoker.openSession();
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session });
+      expect(result).toMatchObject({ status: "error", code: "RESULT_INVALID" });
+      expect(result.text).toContain("undefined");
+      expect(session.trace[0]).toMatchObject({ code: "RESULT_INVALID" });
+    });
+
+    it("turns a cyclic result into RESULT_INVALID", async () => {
+      const invoker = makeInvoker([localTool("t", () => {
+        const value: Record<string, unknown> = { a: 1 };
+        value.self = value;
+        return value;
+      })]);
+      const session = invoker.openSession();
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session });
+      expect(result).toMatchObject({ status: "error", code: "RESULT_INVALID" });
+      expect(result.text).toContain("cycle");
+      expect(session.trace).toHaveLength(1);
+    });
+
+    it("turns isError into TOOL_FAILED with the tool's text and structured", async () => {
+      const invoker = makeInvoker([localTool("t", () => ({
+        content: [{ type: "text", text: "rate limited" }],
+        isError: true,
+        structuredContent: { retryAfter: 3 },
+      }))]);
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "TOOL_FAILED", structured: { retryAfter: 3 } });
+      expect(result.text).toContain("rate limited");
+    });
+  });
+
+  describe("inline or offloaded", () => {
+    const limit = 100;
+    const makeText = (bytes: number) => "é".repeat(Math.floor(bytes / 2)) + "a".repeat(bytes % 2); // é is 2 UTF-8 bytes
+
+    it("keeps a result of exactly maxInlineResultBytes inline", async () => {
+      const store = new MemoryBlobStore();
+      const text = makeText(limit);
+      expect(Buffer.byteLength(text)).toBe(limit);
+      const invoker = makeInvoker([localTool("t", () => text)], { blobStore: store, policy: { maxInlineResultBytes: limit } });
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toEqual({ status: "ok", text });
+    });
+
+    it("offloads a result one byte over: pinned blob, preview, ref and bytes", async () => {
+      const store = new MemoryBlobStore();
+      const text = makeText(limit + 1);
+      const invoker = makeInvoker([localTool("t", () => text)], { blobStore: store, policy: { maxInlineResultBytes: limit } });
+      const session = invoker.openSession();
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session });
+      expect(result.status).toBe("ok");
+      if (result.status !== "ok") return;
+      expect(result.artifactRef).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(result.bytes).toBe(limit + 1);
+      expect(result.text).toContain(`[${limit + 1} bytes offloaded to artifact ${result.artifactRef}]`);
+      const ref = result.artifactRef as ArtifactRef;
+      expect(Buffer.from(await store.resolve(ref)).toString("utf8")).toBe(text);
+      expect((await store.stat(ref))?.pins).toBe(1);
+      expect(session.pinnedRefs).toEqual([ref]);
+    });
+
+    it("counts text plus structured JSON against the limit, and stores both", async () => {
+      const store = new MemoryBlobStore();
+      const invoker = makeInvoker(
+        [localTool("t", () => ({ content: [{ type: "text", text: "x".repeat(60) }], structuredContent: { y: "y".repeat(40) } }))],
+        { blobStore: store, policy: { maxInlineResultBytes: 100 } },
+      );
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result.status === "ok" && result.artifactRef).toBeTruthy();
+      if (result.status !== "ok" || !result.artifactRef) return;
+      const stored = JSON.parse(Buffer.from(await store.resolve(result.artifactRef)).toString("utf8"));
+      expect(stored).toEqual({ text: "x".repeat(60), structured: { y: "y".repeat(40) } });
+      expect((await store.stat(result.artifactRef))?.mimeType).toContain("application/json");
+      expect(result.text.startsWith("x".repeat(60))).toBe(true);
+    });
+
+    it("stores a large plain-value result as its JSON", async () => {
+      const store = new MemoryBlobStore();
+      const rows = Array.from({ length: 50 }, (_, i) => ({ id: i }));
+      const invoker = makeInvoker([localTool("q", () => ({ rows }))], { blobStore: store, policy: { maxInlineResultBytes: 100 } });
+      const result = await invoker.invoke({ name: "q", arguments: {} }, { session: invoker.openSession() });
+      if (result.status !== "ok" || !result.artifactRef) throw new Error("expected an offloaded result");
+      expect(JSON.parse(Buffer.from(await store.resolve(result.artifactRef)).toString("utf8"))).toEqual({ rows });
+      expect(result.structured).toBeUndefined();
+    });
+
+    it("keeps everything inline without a store", async () => {
+      const text = "z".repeat(10_000);
+      const invoker = makeInvoker([localTool("t", () => text)], { policy: { maxInlineResultBytes: 100 } });
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toEqual({ status: "ok", text });
+    });
+
+    it("offloads a 50 MB string instead of failing", async () => {
+      const store = new MemoryBlobStore();
+      const big = "a".repeat(50 * 1024 * 1024);
+      const invoker = makeInvoker([localTool("dump", () => big)], { blobStore: store });
+      const result = await invoker.invoke({ name: "dump", arguments: {} }, { session: invoker.openSession() });
+      expect(result.status).toBe("ok");
+      if (result.status !== "ok") return;
+      expect(result.bytes).toBe(big.length);
+      expect(result.text.length).toBeLessThan(1000);
+      expect((await store.stat(result.artifactRef as ArtifactRef))?.bytes).toBe(big.length);
+    });
+  });
+
+  describe("media", () => {
+    it("stores images as ChainFiles numbered per tool and session, pinned", async () => {
+      const store = new MemoryBlobStore();
+      const chart = localTool("chart", () => ({ content: [{ type: "text", text: "here" }, { type: "image", data: PNG, mimeType: "image/png" }] }));
+      const invoker = makeInvoker([chart], { blobStore: store });
+      const session = invoker.openSession();
+      const first = await invoker.invoke({ name: "chart", arguments: {} }, { session });
+      const second = await invoker.invoke({ name: "chart", arguments: {} }, { session });
+      if (first.status !== "ok" || second.status !== "ok") throw new Error("expected ok");
+      expect(first.text).toBe("here");
+      expect(first.files).toEqual([
+        { path: "/workspace/media/chart_0.png", artifactRef: expect.stringMatching(/^sha256:/), mimeType: "image/png", bytes: 7 },
+      ]);
+      expect(second.files?.[0]?.path).toBe("/workspace/media/chart_1.png");
+      const ref = first.files?.[0]?.artifactRef as ArtifactRef;
+      expect(Buffer.from(await store.resolve(ref)).toString("base64")).toBe(PNG);
+      expect((await store.stat(ref))?.pins).toBe(2); // same bytes, pinned by both calls
+      const other = invoker.openSession();
+      await invoker.invoke({ name: "chart", arguments: {} }, { session: other });
+      expect(other.trace).toHaveLength(1);
+    });
+
+    it("starts numbering again in a new session", async () => {
+      const chart = localTool("chart", () => ({ content: [{ type: "audio", data: PNG, mimeType: "audio/mpeg" }] }));
+      const invoker = makeInvoker([chart], { blobStore: new MemoryBlobStore() });
+      const a = await invoker.invoke({ name: "chart", arguments: {} }, { session: invoker.openSession() });
+      const b = await invoker.invoke({ name: "chart", arguments: {} }, { session: invoker.openSession() });
+      expect(a.status === "ok" && a.files?.[0]?.path).toBe("/workspace/media/chart_0.mp3");
+      expect(b.status === "ok" && b.files?.[0]?.path).toBe("/workspace/media/chart_0.mp3");
+      expect(a.text).toContain("/workspace/media/chart_0.mp3"); // no text blocks: the text names the file
+    });
+
+    it("keeps media out without a store and says so", async () => {
+      const chart = localTool("chart", () => ({ content: [{ type: "image", data: PNG, mimeType: "image/png" }] }));
+      const invoker = makeInvoker([chart]);
+      const result = await invoker.invoke({ name: "chart", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "ok" });
+      expect(result.text).toContain("image/png, 7 bytes");
+      expect(result.text).toContain("no blob store");
+      expect("files" in result).toBe(false);
+    });
+
+    it.each([
+      ["image/png", "png"],
+      ["image/jpeg", "jpg"],
+      ["image/gif", "gif"],
+      ["image/webp", "webp"],
+      ["image/svg+xml", "svg"],
+      ["audio/mpeg", "mp3"],
+      ["audio/wav", "wav"],
+      ["audio/ogg; codecs=opus", "ogg"],
+      ["image/x-unknown", "bin"],
+    ])("names %s files .%s", (mime, ext) => {
+      expect(mediaExtension(mime)).toBe(ext);
+    });
+  });
+
+  describe("inbound artifact refs", () => {
+    it("replaces refs anywhere in the arguments with text, or base64 for binary", async () => {
+      const store = new MemoryBlobStore();
+      const textRef = await store.put("name,amount\na,1");
+      const binRef = await store.put(new Uint8Array([0xff, 0xfe, 0x00]));
+      const tool = localTool("render", () => "ok");
+      const invoker = makeInvoker([tool], { blobStore: store });
+      const args = { data: { $artifact: textRef }, parts: [{ file: { $artifact: binRef } }, 1], keep: { $artifact: textRef, other: 1 } };
+      const result = await invoker.invoke({ name: "render", arguments: args }, { session: invoker.openSession() });
+      expect(result.status).toBe("ok");
+      expect(tool.calls[0]?.args).toEqual({
+        data: "name,amount\na,1",
+        parts: [{ file: Buffer.from([0xff, 0xfe, 0x00]).toString("base64") }, 1],
+        keep: { $artifact: textRef, other: 1 }, // not a bare artifact argument
+      });
+    });
+
+    it("fails with ARTIFACT_NOT_FOUND for a ref the store lacks", async () => {
+      const tool = localTool("render", () => "ok");
+      const invoker = makeInvoker([tool], { blobStore: new MemoryBlobStore() });
+      const missing = `sha256:${"0".repeat(64)}`;
+      const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: missing } } }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "ARTIFACT_NOT_FOUND" });
+      expect(result.text).toContain('argument "data"');
+      expect(tool.calls).toHaveLength(0);
+    });
+
+    it("fails with ARTIFACT_NOT_FOUND when there is no store", async () => {
+      const invoker = makeInvoker([localTool("render", () => "ok")]);
+      const ref = `sha256:${"a".repeat(64)}`;
+      const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: ref } } }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "ARTIFACT_NOT_FOUND" });
+      expect(result.text).toContain("no blob store");
+    });
+
+    it("refuses a malformed ref with INVALID_ARGUMENTS", async () => {
+      const invoker = makeInvoker([localTool("render", () => "ok")], { blobStore: new MemoryBlobStore() });
+      const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: "nope" } } }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    });
+
+    it("validates an artifact argument as the string it becomes, then checks the content", async () => {
+      const store = new MemoryBlobStore();
+      const short = await store.put("tiny");
+      const long = await store.put("x".repeat(50));
+      const tool = localTool("measure", (args) => ({ length: (args.text as string).length }), {
+        inputSchema: { type: "object", properties: { text: { type: "string", maxLength: 10 } }, required: ["text"] },
+      });
+      const wantsObject = localTool("obj", () => "ok", {
+        inputSchema: { type: "object", properties: { data: { type: "object" } } },
+      });
+      const invoker = makeInvoker([tool, wantsObject], { blobStore: store });
+      const session = invoker.openSession();
+      // The ref string (71 chars) would break maxLength 10, but only the content counts.
+      expect((await invoker.invoke({ name: "measure", arguments: { text: { $artifact: short } } }, { session })).structured).toEqual({
+        length: 4,
+      });
+      const tooLong = await invoker.invoke({ name: "measure", arguments: { text: { $artifact: long } } }, { session });
+      expect(tooLong).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      expect(tooLong.text).toContain('After resolving artifacts: Invalid arguments for "measure": argument "text" must NOT have more than 10 characters');
+      // An artifact always arrives as a string: a schema wanting an object there is told so up front.
+      const wrongType = await invoker.invoke({ name: "obj", arguments: { data: { $artifact: short } } }, { session });
+      expect(wrongType.text).toContain('argument "data" must be object');
+      expect(tool.calls).toHaveLength(1);
+      expect(wantsObject.calls).toHaveLength(0);
+    });
+
+    it("passes an offloaded result on to the next tool", async () => {
+      const store = new MemoryBlobStore();
+      const big = "row\n".repeat(2000);
+      const consumer = localTool("count", (args) => ({ lines: (args.data as string).split("\n").length - 1 }));
+      const invoker = makeInvoker([localTool("query", () => big), consumer], { blobStore: store });
+      const session = invoker.openSession();
+      const rows = await invoker.invoke({ name: "query", arguments: {} }, { session });
+      if (rows.status !== "ok" || !rows.artifactRef) throw new Error("expected an offloaded result");
+      const counted = await invoker.invoke({ name: "count", arguments: { data: { $artifact: rows.artifactRef } } }, { session });
+      expect(counted.structured).toEqual({ lines: 2000 });
+    });
+  });
+});

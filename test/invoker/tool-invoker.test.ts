@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { ToolInvoker } from "../../src/invoker/tool-invoker.ts";
+import type { InvokerSession } from "../../src/invoker/invoker-session.ts";
+import type { HookEvent, Hooks, ToolEndEvent, ToolStartEvent } from "../../src/kernel/index.ts";
+import { echoTool, localTool, makeInvoker, MapRegistry } from "./invoker-fixtures.ts";
+
+function recordingHooks(extra: Partial<Hooks> = {}): Hooks & { starts: ToolStartEvent[]; ends: ToolEndEvent[] } {
+  const starts: ToolStartEvent[] = [];
+  const ends: ToolEndEvent[] = [];
+  return {
+    starts,
+    ends,
+    TOOL_START: (event) => {
+      starts.push(event);
+    },
+    TOOL_END: (event) => {
+      ends.push(event);
+    },
+    ...extra,
+  };
+}
+
+describe("ToolInvoker hooks and records", () => {
+  it("fires TOOL_START and TOOL_END and records every outcome, a crash included", async () => {
+    const hooks = recordingHooks();
+    const invoker = makeInvoker(
+      [
+        echoTool("ok"),
+        localTool("crash", () => {
+          throw new Error("kaput");
+        }),
+        echoTool("risky", { risk: "high" }),
+      ],
+      { hooks, policy: { maxToolCalls: 4 } },
+    );
+    const session = invoker.openSession({ chainId: "h" });
+    const calls = ["ok", "crash", "risky", "missing", "ok"];
+    const results = [];
+    for (const name of calls) results.push(await invoker.invoke({ name, arguments: { n: 1 } }, { session }));
+    expect(results.map((r) => (r.status === "ok" ? "ok" : r.code))).toEqual([
+      "ok",
+      "TOOL_ERROR",
+      "APPROVAL_DENIED",
+      "UNKNOWN_TOOL",
+      "BUDGET_EXCEEDED",
+    ]);
+    expect(hooks.starts.map((e) => e.tool)).toEqual(calls);
+    expect(hooks.starts[0]).toMatchObject({ event: "TOOL_START", chainId: "h", seq: 0, callId: "h:0", args: { n: 1 } });
+    expect(hooks.ends.map((e) => e.result)).toEqual(results);
+    expect(hooks.ends.map((e) => e.record)).toEqual(session.trace);
+    expect(session.trace.map((r) => r.status)).toEqual(["ok", "error", "denied", "error", "error"]);
+    expect(session.trace[1]).toMatchObject({ error: expect.stringContaining("kaput"), code: "TOOL_ERROR" });
+    for (const record of session.trace) {
+      expect(record.startedAt).toBeGreaterThan(0);
+      expect(record.durationMs).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it("keeps going when a hook throws or rejects, and reports it through onHookError", async () => {
+    const reported: [string, HookEvent][] = [];
+    const hooks: Hooks = {
+      TOOL_START: () => {
+        throw new Error("start hook bug");
+      },
+      TOOL_END: async () => {
+        throw new Error("end hook bug");
+      },
+      onHookError: (error, event) => {
+        reported.push([(error as Error).message, event]);
+      },
+    };
+    const invoker = makeInvoker([echoTool()], { hooks });
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "echo", arguments: { a: 1 } }, { session });
+    expect(result).toMatchObject({ status: "ok", structured: { a: 1 } });
+    expect(reported).toEqual([
+      ["start hook bug", "TOOL_START"],
+      ["end hook bug", "TOOL_END"],
+    ]);
+    expect(session.trace).toHaveLength(1);
+  });
+
+  it("survives an onHookError that throws too", async () => {
+    const invoker = makeInvoker([echoTool()], {
+      hooks: {
+        TOOL_END: () => {
+          throw new Error("a");
+        },
+        onHookError: () => {
+          throw new Error("b");
+        },
+      },
+    });
+    expect((await invoker.invoke({ name: "echo", arguments: {} }, { session: invoker.openSession() })).status).toBe("ok");
+  });
+
+  it("never throws: a registry that throws becomes an error result with a record", async () => {
+    const registry = new MapRegistry();
+    registry.get = () => {
+      throw new Error("registry down");
+    };
+    const invoker = new ToolInvoker({ toolbox: registry });
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "x", arguments: {} }, { session });
+    expect(result).toMatchObject({ status: "error", code: "TOOL_ERROR" });
+    expect(result.text).toContain("registry down");
+    expect(session.trace).toHaveLength(1);
+  });
+
+  it("never throws: garbage options and calls become error results", async () => {
+    const invoker = makeInvoker([echoTool()]);
+    const noSession = await invoker.invoke({ name: "echo", arguments: {} }, { session: {} as InvokerSession });
+    expect(noSession).toMatchObject({ status: "error" });
+    const nullOptions = await invoker.invoke({ name: "echo", arguments: {} }, null as never);
+    expect(nullOptions.status).toBe("error");
+    const session = invoker.openSession();
+    const badName = await invoker.invoke({ name: 42 as never, arguments: {} }, { session });
+    expect(badName).toMatchObject({ status: "error", code: "UNKNOWN_TOOL" });
+    const nullCall = await invoker.invoke(null as never, { session });
+    expect(nullCall.status).toBe("error");
+  });
+
+  it("rejects an invalid policy at construction", () => {
+    expect(() => new ToolInvoker({ toolbox: new MapRegistry(), policy: { maxToolCalls: -1 } })).toThrow(/maxToolCalls/);
+  });
+
+  it("shares one invoker across sessions without sharing their state", async () => {
+    const invoker = makeInvoker([echoTool()], { policy: { maxToolCalls: 1 } });
+    const a = invoker.openSession();
+    const b = invoker.openSession();
+    expect((await invoker.invoke({ name: "echo", arguments: {} }, { session: a })).status).toBe("ok");
+    expect((await invoker.invoke({ name: "echo", arguments: {} }, { session: a })).status).toBe("error");
+    expect((await invoker.invoke({ name: "echo", arguments: {} }, { session: b })).status).toBe("ok");
+    expect(a.trace).toHaveLength(2);
+    expect(b.trace).toHaveLength(1);
+  });
+});

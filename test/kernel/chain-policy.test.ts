@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, resolveChainPolicy } from "../../src/kernel/index.ts";
+
+describe("ChainPolicy", () => {
+  it("has the documented defaults, frozen", () => {
+    expect(DEFAULT_CHAIN_POLICY).toEqual({
+      maxToolCalls: 50,
+      callTimeoutMs: 60_000,
+      totalTimeoutMs: 300_000,
+      approvalTimeoutMs: 55_000,
+      maxInlineResultBytes: 4096,
+      maxRiskUnapproved: "safe",
+      memoryLimitMb: 128,
+      cpuTimeMs: 10_000,
+      maxOutputBytes: 65_536,
+      maxConcurrentCalls: 8,
+    });
+    expect(Object.isFrozen(DEFAULT_CHAIN_POLICY)).toBe(true);
+  });
+
+  it("merges overrides and returns a frozen policy", () => {
+    const policy = resolveChainPolicy({ maxToolCalls: 3 });
+    expect(policy.maxToolCalls).toBe(3);
+    expect(policy.callTimeoutMs).toBe(60_000);
+    expect(Object.isFrozen(policy)).toBe(true);
+  });
+
+  it("ignores undefined overrides", () => {
+    expect(resolveChainPolicy({ maxToolCalls: undefined as unknown as number }).maxToolCalls).toBe(50);
+  });
+
+  it.each([
+    [{ approvalTimeoutMs: 60_000 }, "approvalTimeoutMs"],
+    [{ approvalTimeoutMs: 100, callTimeoutMs: 50 }, "approvalTimeoutMs"],
+    [{ maxToolCalls: -1 }, "maxToolCalls"],
+    [{ maxToolCalls: 1.5 }, "maxToolCalls"],
+    [{ memoryLimitMb: 2 }, "memoryLimitMb"],
+    [{ maxConcurrentCalls: 0 }, "maxConcurrentCalls"],
+    [{ maxRiskUnapproved: "medium" as never }, "maxRiskUnapproved"],
+  ])("refuses %j with POLICY_INVALID naming the field", (overrides, field) => {
+    let thrown: unknown;
+    try {
+      resolveChainPolicy(overrides);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isChainRuntimeError(thrown)).toBe(true);
+    expect((thrown as { code: string }).code).toBe("POLICY_INVALID");
+    expect((thrown as { details: { field: string } }).details.field).toBe(field);
+    expect((thrown as Error).message).toContain(field);
+  });
+});

@@ -1,0 +1,221 @@
+import { describe, expect, it } from "vitest";
+import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
+import { ToolInvoker } from "../../src/invoker/tool-invoker.ts";
+import { ToolManager, type ToolManagerOptions } from "../../src/manager/tool-manager.ts";
+import { isChainRuntimeError, type AnyTool, type HostedTool, type ProviderDefinedTool, type ProviderToolCall } from "../../src/kernel/index.ts";
+import { Toolbox } from "../../src/toolbox/toolbox.ts";
+import { deferred, echoTool, FAST_POLICY, localTool } from "../invoker/invoker-fixtures.ts";
+
+function setup(tools: AnyTool[], options: Partial<Omit<ToolManagerOptions, "toolbox" | "invoker">> = {}, blobStore?: MemoryBlobStore) {
+  const toolbox = new Toolbox(tools);
+  const invoker = new ToolInvoker({ toolbox, policy: FAST_POLICY, ...(blobStore ? { blobStore } : {}) });
+  return { toolbox, invoker, manager: new ToolManager({ toolbox, invoker, ...options }) };
+}
+
+const names = (tools: readonly AnyTool[]) => tools.map((tool) => tool.name);
+const hosted: HostedTool = { name: "web_search", description: "hosted search", providerSpecs: { openai: { type: "web_search" } } };
+
+describe("ToolManager tool selection", () => {
+  const tools = () => [echoTool("a"), echoTool("b"), echoTool("c"), echoTool("research", { takesControl: true })];
+
+  it("offers every tool by default", () => {
+    expect(names(setup(tools()).manager.tools())).toEqual(["a", "b", "c", "research"]);
+  });
+
+  it("filters by enabled (list or predicate) and disabled; disabled wins", () => {
+    expect(names(setup(tools(), { enabled: ["a", "b"], disabled: ["b"] }).manager.tools())).toEqual(["a"]);
+    expect(names(setup(tools(), { enabled: (name) => name !== "c" }).manager.tools())).toEqual(["a", "b", "research"]);
+  });
+
+  it("offers only exclusive tools when any is available", () => {
+    expect(names(setup(tools(), { exclusive: ["research"] }).manager.tools())).toEqual(["research"]);
+    expect(names(setup(tools(), { exclusive: ["research"], disabled: ["research"] }).manager.tools())).toEqual(["a", "b", "c"]);
+  });
+
+  it("restricts the first round to forced tools and gives OpenAI tool choices for it", async () => {
+    const { manager } = setup(tools(), { forced: ["b"] });
+    expect(names(manager.tools())).toEqual(["b"]);
+    expect(manager.forcedToolChoices()).toEqual([{ type: "function", function: { name: "b" } }]);
+    await manager.executeSelectedTools([{ id: "1", name: "b", arguments: {} }]);
+    expect(manager.round).toBe(1);
+    expect(names(manager.tools())).toEqual(["a", "b", "c", "research"]);
+    expect(manager.forcedToolChoices()).toEqual([]);
+  });
+
+  it("refuses a call to a tool that is not offered this round", async () => {
+    const { manager } = setup(tools(), { disabled: ["c"] });
+    const [disabled, unknown] = await manager.executeSelectedTools([
+      { id: "1", name: "c", arguments: {} },
+      { id: "2", name: "bb", arguments: {} },
+    ]);
+    expect(disabled).toMatchObject({ id: "1", status: "error", error: expect.stringContaining("not enabled") });
+    expect(unknown).toMatchObject({ id: "2", status: "error" });
+    expect(unknown?.content).toContain('Did you mean "b"');
+  });
+
+  it("rejects a bad maxCallsPerRound", () => {
+    try {
+      setup(tools(), { maxCallsPerRound: 0 });
+      expect.unreachable();
+    } catch (error) {
+      expect(isChainRuntimeError(error) && error.code).toBe("POLICY_INVALID");
+    }
+  });
+});
+
+describe("ToolManager.filterDuplicateCalls", () => {
+  it("drops calls with the same name and canonical arguments, JSON strings parsed first", () => {
+    const { manager } = setup([echoTool("a"), echoTool("b")]);
+    const kept = manager.filterDuplicateCalls([
+      { id: "1", name: "a", arguments: { x: 1, y: [1, 2] } },
+      { id: "2", name: "a", arguments: '{"y":[1,2],"x":1}' },
+      { id: "3", name: "b", arguments: { x: 1, y: [1, 2] } },
+      { id: "4", name: "a", arguments: { x: 2 } },
+    ]);
+    expect(kept.map((call) => call.id)).toEqual(["1", "3", "4"]);
+  });
+});
+
+describe("ToolManager.executeSelectedTools", () => {
+  it("executes each duplicate once and answers only the kept call", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const responses = await manager.executeSelectedTools([
+      { id: "1", name: "a", arguments: { q: 1 } },
+      { id: "2", name: "a", arguments: '{"q":1}' },
+    ]);
+    expect(responses.map((r) => r.id)).toEqual(["1"]);
+    expect(a.calls).toHaveLength(1);
+  });
+
+  it("caps calls per round; the rest get an error response naming the cap", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a], { maxCallsPerRound: 2 });
+    const responses = await manager.executeSelectedTools([1, 2, 3, 4].map((n) => ({ id: `c${n}`, name: "a", arguments: { n } })));
+    expect(responses.map((r) => r.status)).toEqual(["ok", "ok", "error", "error"]);
+    expect(responses[2]?.content).toContain("at most 2 tool calls run per round");
+    expect(a.calls.map((c) => c.args.n)).toEqual([1, 2]);
+  });
+
+  it("refuses a batch that mixes a take-control tool with others, explaining to each", async () => {
+    const research = echoTool("research", { takesControl: true });
+    const a = echoTool("a");
+    const { manager } = setup([research, a, echoTool("b")]);
+    expect(manager.doesATakeControl([{ name: "a", arguments: {} }])).toBe(false);
+    expect(manager.doesATakeControl([{ name: "a", arguments: {} }, { name: "research", arguments: {} }])).toBe(true);
+    const [own, sibling] = await manager.executeSelectedTools([
+      { id: "r", name: "research", arguments: { topic: "x" } },
+      { id: "s", name: "a", arguments: {} },
+    ]);
+    expect(own?.status).toBe("error");
+    expect(own?.content).toContain("`research`");
+    expect(own?.content).toContain("must be called on its own");
+    expect(own?.content).toContain("None of the tools in this batch were executed");
+    expect(own?.content).toContain("first calling the other tools, then calling `research` alone");
+    expect(sibling?.status).toBe("error");
+    expect(sibling?.content).toContain("Not executed because `research` must be called on its own");
+    expect(research.calls).toHaveLength(0);
+    expect(a.calls).toHaveLength(0);
+  });
+
+  it("runs a take-control tool that is called alone", async () => {
+    const research = echoTool("research", { takesControl: true });
+    const { manager } = setup([research]);
+    const [response] = await manager.executeSelectedTools([{ id: "r", name: "research", arguments: {} }]);
+    expect(response?.status).toBe("ok");
+    expect(research.calls).toHaveLength(1);
+  });
+
+  it("runs calls in parallel: both start before either finishes", async () => {
+    const events: string[] = [];
+    const bothStarted = deferred();
+    let started = 0;
+    const slow = (name: string) =>
+      localTool(name, async () => {
+        events.push(`start ${name}`);
+        if (++started === 2) bothStarted.resolve();
+        await bothStarted.promise;
+        events.push(`end ${name}`);
+        return name;
+      });
+    const { manager } = setup([slow("x"), slow("y")]);
+    const responses = await manager.executeSelectedTools([
+      { id: "1", name: "x", arguments: {} },
+      { id: "2", name: "y", arguments: {} },
+    ]);
+    expect(responses.map((r) => r.content)).toEqual(["x", "y"]);
+    expect(events.slice(0, 2).sort()).toEqual(["start x", "start y"]);
+  });
+
+  it("dispatches provider-defined tools to handleCall and skips hosted ones", async () => {
+    const seen: ProviderToolCall[] = [];
+    const shell: ProviderDefinedTool = {
+      name: "shell",
+      description: "runs commands",
+      providerSpecs: { openai: { type: "shell" } },
+      callTypes: ["shell_call"],
+      async handleCall(call, ctx) {
+        seen.push(call);
+        expect(ctx.signal.aborted).toBe(false);
+        return { content: [{ type: "text", text: "exit 0" }] };
+      },
+    };
+    const { manager } = setup([shell, hosted]);
+    const [ran, skipped] = await manager.executeSelectedTools([
+      { id: "s1", name: "shell", arguments: '{"cmd":"ls"}' },
+      { id: "w1", name: "web_search", arguments: { q: "x" } },
+    ]);
+    expect(ran).toMatchObject({ id: "s1", status: "ok", content: "exit 0" });
+    expect(seen).toEqual([{ id: "s1", type: "shell_call", name: "shell", arguments: { cmd: "ls" } }]);
+    expect(skipped).toMatchObject({ id: "w1", status: "skipped" });
+    expect(skipped?.content).toContain("run by the model provider");
+  });
+
+  it("turns every failure into a response: throwing tools, handleCall errors, denials, bad arguments", async () => {
+    const shell: ProviderDefinedTool = {
+      name: "shell",
+      description: "d",
+      providerSpecs: { openai: {} },
+      callTypes: ["shell_call"],
+      async handleCall() {
+        throw new Error("sandbox gone");
+      },
+    };
+    const crash = localTool("crash", () => {
+      throw "nope";
+    });
+    const { manager } = setup([shell, crash, echoTool("risky", { risk: "high" }), echoTool("a")]);
+    const responses = await manager.executeSelectedTools([
+      { id: "1", name: "shell", arguments: {} },
+      { id: "2", name: "crash", arguments: {} },
+      { id: "3", name: "risky", arguments: {} },
+      { id: "4", name: "a", arguments: "{broken" },
+    ]);
+    expect(responses.map((r) => r.status)).toEqual(["error", "error", "denied", "error"]);
+    expect(responses[0]?.error).toContain("sandbox gone");
+    expect(responses[1]?.error).toContain("nope");
+    expect(responses[2]?.result).toMatchObject({ code: "APPROVAL_DENIED" });
+    expect(responses[3]?.result).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    for (const response of responses) expect(response.content).toBe(response.error);
+  });
+
+  it("uses call ids, or call_<index> when absent, and mentions produced files", async () => {
+    const png = Buffer.from([1, 2, 3]).toString("base64");
+    const chart = localTool("chart", () => ({ content: [{ type: "text", text: "drawn" }, { type: "image", data: png, mimeType: "image/png" }] }));
+    const { manager } = setup([chart], {}, new MemoryBlobStore());
+    const [response] = await manager.executeSelectedTools([{ name: "chart", arguments: {} }]);
+    expect(response?.id).toBe("call_0");
+    expect(response?.content).toBe("drawn\n[file /workspace/media/chart_0.png (image/png, 3 bytes)]");
+    await manager.close();
+  });
+
+  it("counts local calls against a session passed in", async () => {
+    const { manager, invoker } = setup([echoTool("a")]);
+    const session = invoker.openSession({ policy: { maxToolCalls: 1 } });
+    const first = await manager.executeSelectedTools([{ id: "1", name: "a", arguments: {} }], { session });
+    const second = await manager.executeSelectedTools([{ id: "2", name: "a", arguments: { n: 2 } }], { session });
+    expect(first[0]?.status).toBe("ok");
+    expect(second[0]?.result).toMatchObject({ code: "BUDGET_EXCEEDED" });
+    expect(session.trace).toHaveLength(2);
+  });
+});

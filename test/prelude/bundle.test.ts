@@ -1,0 +1,22 @@
+import { describe, expect, it } from "vitest";
+import { buildPreludeBundle, getPreludeSource } from "../../sandbox/prelude-bundle.ts";
+
+/** The minified prelude must stay small: it runs in every fresh context. */
+const BYTE_BUDGET = 12 * 1024;
+
+describe("prelude bundle", () => {
+  const source = buildPreludeBundle();
+
+  it("stays under its byte budget", () => {
+    expect(Buffer.byteLength(source)).toBeLessThan(BYTE_BUDGET);
+  });
+
+  it.each(["require(", "process", "node:", "import(", "globalThis.fetch"])("contains no host reference %j", (needle) => {
+    expect(source).not.toContain(needle);
+  });
+
+  it("is served from memory after the first build", () => {
+    expect(getPreludeSource()).toBe(getPreludeSource());
+    expect(getPreludeSource()).toBe(source);
+  });
+});

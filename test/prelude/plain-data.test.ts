@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { findNonPlainData, utf8Length } from "../../prelude/plain-data.ts";
+
+describe("findNonPlainData", () => {
+  it("accepts JSON data, dates, null-prototype objects and shared (acyclic) references", () => {
+    const shared = { x: 1 };
+    const bare = Object.assign(Object.create(null) as object, { a: 1 });
+    expect(findNonPlainData({ a: [1, "s", null, true, { b: undefined }], d: new Date(0), bare, s1: shared, s2: shared })).toBeUndefined();
+  });
+
+  it.each([
+    ["a function", { f: () => 1 }, "a function at .f"],
+    ["a symbol", [1, Symbol("s")], "a symbol at [1]"],
+    ["a BigInt", { n: 2n }, "a BigInt at .n (send it as a string or number)"],
+    ["a Set", { m: new Set() }, "a Set at .m (only plain objects, arrays and primitives cross)"],
+    ["a typed array", { u: new Uint8Array(1) }, "a Uint8Array at .u (only plain objects, arrays and primitives cross)"],
+  ])("names %s and where it sits", (_label, value, message) => {
+    expect(findNonPlainData(value)).toBe(message);
+  });
+
+  it("names cycles, getters and over-deep values", () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic["self"] = cyclic;
+    expect(findNonPlainData(cyclic)).toBe("a cycle at .self");
+    expect(findNonPlainData({ get g() { return 1; } })).toBe("a getter or setter at .g");
+    let deep: unknown = 1;
+    for (let i = 0; i < 300; i++) deep = [deep];
+    expect(findNonPlainData(deep)).toMatch(/nested deeper than 200 levels/);
+  });
+
+  it("survives a proxy whose traps throw", () => {
+    const hostile = new Proxy({}, { ownKeys: () => { throw new Error("trap"); } });
+    expect(findNonPlainData(hostile)).toBe("a value that could not be inspected");
+  });
+});
+
+describe("utf8Length", () => {
+  it.each(["", "abc", "é", "✓", "𝄞", "a\uD800b", "mixed é✓𝄞 text"])("matches Buffer.byteLength for %j", (text) => {
+    expect(utf8Length(text)).toBe(Buffer.byteLength(text));
+  });
+});

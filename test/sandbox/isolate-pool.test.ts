@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { InProcessSandboxDriver } from "../../sandbox/in-process-driver.ts";
+import { IsolatePool } from "../../sandbox/isolate-pool.ts";
+import type { SandboxRunRequest } from "../../sandbox/sandbox-driver.ts";
+
+const request = (body: string, limits: Partial<SandboxRunRequest["limits"]> = {}): SandboxRunRequest => ({
+  chainId: "c",
+  script: `(async function __chain__() {\n${body}\n})`,
+  scriptName: "chain.js",
+  toolNames: [],
+  maxToolCalls: 1,
+  seed: 1,
+  clockStart: 0,
+  limits: { memoryLimitMb: 32, cpuTimeMs: 1_000, totalTimeoutMs: 2_000, maxOutputBytes: 100, maxArgumentBytes: 100, ...limits },
+  onToolCall: () => Promise.resolve({ status: "ok", text: "" }),
+});
+
+const waitFor = async (check: () => boolean): Promise<void> => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(check()).toBe(true);
+};
+
+describe("IsolatePool", () => {
+  let pool: IsolatePool | undefined;
+  afterEach(() => pool?.close());
+
+  it("warms to poolSize with contexts ready", async () => {
+    pool = new IsolatePool({ poolSize: 2, memoryLimitMb: 32 });
+    await pool.warm();
+    expect(pool.size).toBe(2);
+    expect(pool.idleCount()).toBe(2);
+  });
+
+  it("reuses a runner, then replaces it after maxRunsPerIsolate runs", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, maxRunsPerIsolate: 2 });
+    await pool.warm();
+    const first = pool.acquire();
+    await first.run(request("return 1;"));
+    pool.release(first);
+    const again = pool.acquire();
+    expect(again).toBe(first);
+    await again.run(request("return 2;"));
+    pool.release(again);
+    expect(first.isDisposed).toBe(true);
+    await waitFor(() => pool?.idleCount() === 1);
+    expect(pool.acquire()).not.toBe(first);
+  });
+
+  it("disposes a runner that hit a limit and refills in the background", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32 });
+    await pool.warm();
+    const runner = pool.acquire();
+    const outcome = await runner.run(request("for (;;) {}", { cpuTimeMs: 50 }));
+    expect(outcome.error?.phase).toBe("limit");
+    pool.release(runner);
+    expect(runner.isDisposed).toBe(true);
+    await waitFor(() => pool?.idleCount() === 1);
+  });
+
+  it("creates extra isolates for concurrent runs and trims idle ones past poolSize", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32 });
+    const a = pool.acquire();
+    const b = pool.acquire();
+    expect(a).not.toBe(b);
+    await Promise.all([a.run(request("return 1;")), b.run(request("return 2;"))]);
+    pool.release(a);
+    pool.release(b);
+    expect(pool.idleCount()).toBe(1);
+    expect(b.isDisposed).toBe(true);
+  });
+
+  it("recycles a runner whose heap passed recycleHeapRatio", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, recycleHeapRatio: 0.0001 });
+    const runner = pool.acquire();
+    await runner.run(request("return 1;"));
+    pool.release(runner);
+    expect(runner.isDisposed).toBe(true);
+  });
+});
+
+describe("InProcessSandboxDriver lifecycle", () => {
+  it("rejects with SANDBOX_FAILED after close and disposes its isolates", async () => {
+    const driver = new InProcessSandboxDriver({ poolSize: 1, memoryLimitMb: 32 });
+    await driver.warm();
+    expect((await driver.run(request("return 1;"))).returnJson).toBe("1");
+    await driver.close();
+    await expect(driver.run(request("return 1;"))).rejects.toSatisfy((error: unknown) => isChainRuntimeError(error) && error.code === "SANDBOX_FAILED");
+  });
+
+  it("ends a run in progress when closed", async () => {
+    const driver = new InProcessSandboxDriver({ poolSize: 1, memoryLimitMb: 32 });
+    const running = driver.run(request("for (;;) {}", { totalTimeoutMs: 5_000, cpuTimeMs: 5_000 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await driver.close();
+    const outcome = await running;
+    expect(outcome.status).toBe("error");
+    expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError" });
+  });
+});

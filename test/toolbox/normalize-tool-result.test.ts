@@ -1,0 +1,120 @@
+import { describe, expect, it } from "vitest";
+import { normalizeToolResult } from "../../src/toolbox/normalize-tool-result.ts";
+
+function ok(value: unknown) {
+  const normalized = normalizeToolResult(value);
+  if (!normalized.ok) throw new Error(`expected ok, got: ${normalized.reason}`);
+  return normalized.result;
+}
+
+function reason(value: unknown): string {
+  const normalized = normalizeToolResult(value);
+  if (normalized.ok) throw new Error("expected invalid");
+  return normalized.reason;
+}
+
+describe("normalizeToolResult", () => {
+  it("passes strings through as text, without structuredContent", () => {
+    expect(ok("hello")).toEqual({ content: [{ type: "text", text: "hello" }] });
+    expect(ok("")).toEqual({ content: [{ type: "text", text: "" }] });
+  });
+
+  it("turns an object into JSON text and a JSON copy as structuredContent", () => {
+    const date = new Date("2024-01-02T03:04:05.000Z");
+    const result = ok({ b: 1, nested: { at: date, gone: undefined }, list: [1, undefined] });
+    expect(result.content).toEqual([{ type: "text", text: '{"b":1,"nested":{"at":"2024-01-02T03:04:05.000Z"},"list":[1,null]}' }]);
+    expect(result.structuredContent).toEqual({ b: 1, nested: { at: "2024-01-02T03:04:05.000Z" }, list: [1, null] });
+  });
+
+  it("wraps arrays and primitives as structuredContent { value }", () => {
+    expect(ok([1, "a"])).toEqual({ content: [{ type: "text", text: '[1,"a"]' }], structuredContent: { value: [1, "a"] } });
+    expect(ok(42)).toEqual({ content: [{ type: "text", text: "42" }], structuredContent: { value: 42 } });
+    expect(ok(false)).toEqual({ content: [{ type: "text", text: "false" }], structuredContent: { value: false } });
+    expect(ok(null)).toEqual({ content: [{ type: "text", text: "null" }], structuredContent: { value: null } });
+  });
+
+  it("keeps a ToolExecutionResult, checking its blocks", () => {
+    const result = {
+      content: [
+        { type: "text", text: "t" },
+        { type: "image", data: "aGk=", mimeType: "image/png" },
+        { type: "audio", data: "aGk=", mimeType: "audio/wav" },
+        { type: "resource", uri: "file:///x" },
+      ],
+      isError: true,
+      structuredContent: { n: 1 },
+    };
+    expect(ok(result)).toEqual(result);
+    expect(ok({ content: [] })).toEqual({ content: [] });
+  });
+
+  it("drops MCP _meta from a result", () => {
+    expect(ok({ content: [], _meta: { trace: 1 } })).toEqual({ content: [] });
+  });
+
+  it("treats an object with other keys beside content as a plain value", () => {
+    const value = { content: [1, 2], title: "doc" };
+    expect(ok(value).structuredContent).toEqual(value);
+    expect(ok({ content: "body" }).structuredContent).toEqual({ content: "body" });
+  });
+
+  it("reports malformed result shapes", () => {
+    expect(reason({ content: [{ type: "text" }] })).toMatch(/content\[0\].*text/);
+    expect(reason({ content: [{ type: "video", data: "" }] })).toMatch(/content\[0\].*unknown block type "video"/);
+    expect(reason({ content: [{ type: "image", data: "x" }] })).toMatch(/mimeType/);
+    expect(reason({ content: ["x"] })).toMatch(/content\[0\] is not a content block/);
+    expect(reason({ content: [], isError: "yes" })).toMatch(/isError must be a boolean/);
+    expect(reason({ content: [], structuredContent: [1] })).toMatch(/structuredContent must be a JSON object/);
+    expect(reason({ content: [], structuredContent: { n: 1n } })).toMatch(/\$\.structuredContent\.n is a BigInt/);
+  });
+
+  it("reports undefined", () => {
+    expect(reason(undefined)).toMatch(/returned undefined/);
+  });
+
+  it("reports cycles with their path", () => {
+    const cyclic: Record<string, unknown> = { a: { b: [] } };
+    ((cyclic.a as { b: unknown[] }).b).push(cyclic);
+    expect(reason(cyclic)).toMatch(/\$\.a\.b\[0\] refers back to one of its parents/);
+  });
+
+  it("accepts the same object twice when it is not a cycle", () => {
+    const shared = { x: 1 };
+    expect(ok({ a: shared, b: shared }).structuredContent).toEqual({ a: { x: 1 }, b: { x: 1 } });
+  });
+
+  it("reports BigInt, functions, symbols and non-finite numbers", () => {
+    expect(reason(10n)).toMatch(/\$ is a BigInt \(10n\)/);
+    expect(reason({ n: [1n] })).toMatch(/\$\.n\[0\] is a BigInt/);
+    expect(reason(() => 1)).toMatch(/\$ is a function/);
+    expect(reason({ f() {} })).toMatch(/\$\.f is a function/);
+    expect(reason({ s: Symbol("x") })).toMatch(/\$\.s is a symbol/);
+    expect(reason({ n: Number.NaN })).toMatch(/\$\.n is NaN/);
+    expect(reason({ "odd key": Infinity })).toMatch(/\$\["odd key"\] is Infinity/);
+  });
+
+  it("reports containers JSON would silently empty, and forgotten awaits", () => {
+    expect(reason({ m: new Map() })).toMatch(/\$\.m is a Map/);
+    expect(reason(new Set([1]))).toMatch(/is a Set/);
+    expect(reason({ bytes: new Uint8Array(2) })).toMatch(/\$\.bytes is a Uint8Array/);
+    expect(reason({ p: Promise.resolve(1) })).toMatch(/\$\.p is a Promise; did the tool forget an await/);
+  });
+
+  it("keeps an own __proto__ key as data", () => {
+    const value = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as unknown;
+    const structured = ok(value).structuredContent as Record<string, unknown>;
+    expect(Object.getPrototypeOf(structured)).toBe(Object.prototype);
+    expect(Object.keys(structured)).toEqual(["__proto__", "a"]);
+    expect((structured as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it("never throws, even on hostile getters", () => {
+    const hostile = Object.defineProperty({}, "x", {
+      enumerable: true,
+      get() {
+        throw new Error("boom");
+      },
+    });
+    expect(reason(hostile)).toMatch(/could not be read: boom/);
+  });
+});

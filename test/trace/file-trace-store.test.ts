@@ -1,0 +1,205 @@
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { FileTraceStore } from "../../src/trace/file-trace-store.ts";
+import { loadTraceFile } from "../../src/trace/load-trace-file.ts";
+import { decodeTraceFrames, encodeTraceFrame } from "../../src/trace/trace-frame-codec.ts";
+import { expectCode, runTraceStoreContract } from "../contracts/trace-store.contract.ts";
+import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
+
+const roots: string[] = [];
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "isochain-trace-"));
+  roots.push(dir);
+  return join(dir, "traces");
+}
+afterAll(async () => {
+  await Promise.all(roots.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+runTraceStoreContract("FileTraceStore", { create: async () => new FileTraceStore({ dir: await freshDir() }) });
+runTraceStoreContract("FileTraceStore (fsync off)", {
+  create: async () => new FileTraceStore({ dir: await freshDir(), fsync: false }),
+});
+
+describe("FileTraceStore", () => {
+  it("defaults to .isochain/traces and is durable", () => {
+    const store = new FileTraceStore();
+    expect(store.dir).toBe(".isochain/traces");
+    expect(store.durable).toBe(true);
+  });
+
+  it("writes one <chainId>.trace file per chain, creating the folder", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("one", chainStartEvent("one"));
+    await store.append("two", chainStartEvent("two"));
+    expect((await readdir(dir)).sort()).toEqual(["one.trace", "two.trace"]);
+    expect(store.pathOf("one")).toBe(join(dir, "one.trace"));
+    await store.close();
+  });
+
+  it("has each event's frame in the file when append resolves", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("disk", chainStartEvent("disk"));
+    await store.append("disk", toolCallEvent(0));
+    let bytes = await readFile(join(dir, "disk.trace"));
+    expect(decodeTraceFrames(bytes).events.map((event) => event.type)).toEqual(["chain-start", "tool-call"]);
+    expect(bytes.equals(Buffer.concat([encodeTraceFrame(chainStartEvent("disk")), encodeTraceFrame(toolCallEvent(0))]))).toBe(true);
+    await store.append("disk", toolResultEvent(0));
+    bytes = await readFile(join(dir, "disk.trace"));
+    expect(decodeTraceFrames(bytes).events.map((event) => event.type)).toEqual(["chain-start", "tool-call", "tool-result"]);
+    await store.close();
+  });
+
+  it("ignores a torn final record and keeps everything before it", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    const events = [chainStartEvent("torn"), toolCallEvent(0), toolResultEvent(0), toolCallEvent(1), toolResultEvent(1)];
+    for (const event of events) await store.append("torn", event);
+    await store.close();
+    const path = join(dir, "torn.trace");
+    const whole = await readFile(path);
+    const lastFrame = encodeTraceFrame(toolResultEvent(1)).length;
+    expect((await store.load("torn")).calls[1]?.state).toBe("completed");
+    // cut inside the payload, right after the length prefix, and inside the length prefix
+    for (const keep of [lastFrame - 1, lastFrame - 7, 4, 3, 1]) {
+      await writeFile(path, whole.subarray(0, whole.length - lastFrame + keep));
+      const trace = await new FileTraceStore({ dir }).load("torn");
+      expect(trace.calls.map((call) => [call.callId, call.state])).toEqual([
+        ["c0", "completed"],
+        ["c1", "in-doubt"],
+      ]);
+    }
+  });
+
+  it("reports a corrupt frame in the middle of a file as TRACE_INVALID", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const start = encodeTraceFrame(chainStartEvent("bad"));
+    const junk = Buffer.from([0, 0, 0, 2, 0x92, 0x01]); // an array announcing two items, holding one
+    await writeFile(join(dir, "bad.trace"), Buffer.concat([start, junk, encodeTraceFrame(toolCallEvent(0))]));
+    await expectCode(new FileTraceStore({ dir }).load("bad"), "TRACE_INVALID");
+  });
+
+  it("cuts a torn tail off before appending to the file again", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, "resume.trace");
+    const call = encodeTraceFrame(toolCallEvent(0));
+    await writeFile(path, Buffer.concat([encodeTraceFrame(chainStartEvent("resume")), call.subarray(0, call.length - 2)]));
+    const store = new FileTraceStore({ dir });
+    await store.append("resume", toolCallEvent(0));
+    await store.append("resume", toolResultEvent(0));
+    const { events, tornBytes } = decodeTraceFrames(await readFile(path));
+    expect(tornBytes).toBe(0);
+    expect(events.map((event) => event.type)).toEqual(["chain-start", "tool-call", "tool-result"]);
+    expect((await store.load("resume")).calls[0]?.state).toBe("completed");
+    await store.close();
+  });
+
+  it("refuses to append to a file corrupt in the middle (STORE_FAILED with cause)", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      join(dir, "rotten.trace"),
+      Buffer.concat([encodeTraceFrame(chainStartEvent("rotten")), Buffer.from([0, 0, 0, 2, 0x92, 0x01]), encodeTraceFrame(toolCallEvent(0))]),
+    );
+    const store = new FileTraceStore({ dir });
+    const error: unknown = await store.append("rotten", toolCallEvent(1)).catch((thrown: unknown) => thrown);
+    expect(isChainRuntimeError(error) && error.code).toBe("STORE_FAILED");
+    expect(isChainRuntimeError((error as Error).cause) && ((error as Error).cause as { code: string }).code).toBe("TRACE_INVALID");
+    await store.close();
+  });
+
+  it("turns an I/O failure into STORE_FAILED with the cause, and refuses that chain from then on", async () => {
+    const dir = await freshDir();
+    await mkdir(join(dir, "blocked.trace"), { recursive: true }); // a folder where the file should be
+    const store = new FileTraceStore({ dir });
+    const first: unknown = await store.append("blocked", chainStartEvent("blocked")).catch((thrown: unknown) => thrown);
+    expect(isChainRuntimeError(first) && first.code).toBe("STORE_FAILED");
+    expect(((first as Error).cause as NodeJS.ErrnoException).code).toBe("EISDIR");
+    await rm(join(dir, "blocked.trace"), { recursive: true });
+    await expectCode(store.append("blocked", toolCallEvent(0)), "STORE_FAILED");
+    // other chains are unaffected
+    await store.append("fine", chainStartEvent("fine"));
+    expect((await store.load("fine")).chainId).toBe("fine");
+    await store.close();
+  });
+
+  it("recreates a folder removed while the store was open", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("first", chainStartEvent("first"));
+    await rm(dir, { recursive: true });
+    await store.append("second", chainStartEvent("second"));
+    expect((await store.load("second")).chainId).toBe("second");
+    await store.close();
+  });
+
+  it("prunes a chain another process left unfinished, and deletes its file", async () => {
+    const dir = await freshDir();
+    const crashed = new FileTraceStore({ dir });
+    await crashed.append("orphan", chainStartEvent("orphan", { createdAt: 5 }));
+    await crashed.append("orphan", toolCallEvent(0));
+    // a new process: it is not writing "orphan"
+    const store = new FileTraceStore({ dir });
+    expect(await store.prune({ olderThanMs: 1000 })).toBe(1);
+    expect(await readdir(dir)).toEqual([]);
+    await crashed.close();
+    await store.close();
+  });
+
+  it("lists only readable .trace files with valid names", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("good", chainStartEvent("good"));
+    await writeFile(join(dir, "garbage.trace"), Buffer.from("not a trace at all"));
+    await writeFile(join(dir, "notes.txt"), "hello");
+    await writeFile(join(dir, "bad name.trace"), encodeTraceFrame(chainStartEvent("bad name")));
+    expect((await store.list()).map((summary) => summary.chainId)).toEqual(["good"]);
+    expect(await store.prune({ olderThanMs: 0 })).toBe(0); // "good" is still being written
+    await store.close();
+  });
+
+  it("lists nothing when the folder does not exist yet", async () => {
+    expect(await new FileTraceStore({ dir: await freshDir() }).list()).toEqual([]);
+  });
+
+  it("reads its files back through loadTraceFile, and reports a missing path as TRACE_NOT_FOUND", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("path", chainStartEvent("path"));
+    await store.append("path", chainEndEvent());
+    expect((await loadTraceFile(join(dir, "path.trace"))).outcome?.status).toBe("ok");
+    await expectCode(loadTraceFile(join(dir, "missing.trace")), "TRACE_NOT_FOUND");
+    await store.close();
+  });
+
+  it("leaves every started call on disk when its process is killed mid-chain", async () => {
+    const dir = await freshDir();
+    const script = fileURLToPath(new URL("./fixtures/crash-mid-chain.ts", import.meta.url));
+    const child = spawn(process.execPath, [script, dir, "killed-chain"], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("exit", (_code, exitSignal) => resolve(exitSignal));
+    });
+    expect(signal, stderr).toBe("SIGKILL");
+    const trace = await new FileTraceStore({ dir }).load("killed-chain");
+    expect(trace.outcome).toBeUndefined();
+    expect(trace.calls.map((call) => [call.callId, call.tool, call.state, call.risk])).toEqual([
+      ["c0", "echo", "completed", "safe"],
+      ["c1", "send_email", "in-doubt", "high"],
+    ]);
+    expect(trace.calls[1]?.args).toEqual({ to: "ceo@example.com" });
+  });
+});

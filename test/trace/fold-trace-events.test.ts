@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { foldTraceEvents } from "../../src/trace/fold-trace-events.ts";
+import type { TraceEvent } from "../../src/trace/trace-event.ts";
+import {
+  approvalRequestEvent,
+  chainEndEvent,
+  chainStartEvent,
+  toolCallEvent,
+  toolResultEvent,
+} from "./fixtures/sample-events.ts";
+
+function foldError(events: readonly unknown[]): { code: string; message: string } {
+  try {
+    foldTraceEvents(events as TraceEvent[]);
+  } catch (error) {
+    if (isChainRuntimeError(error)) return { code: error.code, message: error.message };
+    throw error;
+  }
+  throw new Error("expected foldTraceEvents to throw");
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const field of Object.values(value)) deepFreeze(field);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+describe("foldTraceEvents", () => {
+  it("builds a trace from a whole log without touching the events", () => {
+    const events = deepFreeze([
+      chainStartEvent("f1"),
+      toolCallEvent(0),
+      approvalRequestEvent("f1"),
+      toolResultEvent(0),
+      chainEndEvent({ outputText: "log line\n", error: { phase: "runtime", name: "Error", message: "boom", line: 2 } }),
+    ]);
+    const trace = foldTraceEvents(events);
+    expect(trace).toMatchObject({ version: 1, chainId: "f1", seed: 42 });
+    expect(trace.calls[0]).toMatchObject({ callId: "c0", state: "completed", status: "ok", durationMs: 100, endedAt: 1_700_000_000_200 });
+    expect(trace.approvalRequests).toHaveLength(1);
+    expect(trace.outcome).toEqual({
+      status: "ok",
+      returnValue: "hi 0",
+      outputText: "log line\n",
+      error: { phase: "runtime", name: "Error", message: "boom", line: 2 },
+      durationMs: 250,
+      stats: { wallMs: 250, cpuMs: 3, heapBytes: 1_000_000, toolCalls: 1 },
+    });
+  });
+
+  it("leaves absent optional fields out rather than undefined", () => {
+    const { risk: _risk, ...callWithoutRisk } = toolCallEvent(0);
+    const { returnValue: _returnValue, ...endWithoutValue } = chainEndEvent();
+    const trace = foldTraceEvents([chainStartEvent("f2"), callWithoutRisk, endWithoutValue]);
+    expect("parentChainId" in trace).toBe(false);
+    expect("risk" in (trace.calls[0] ?? {})).toBe(false);
+    expect("returnValue" in (trace.outcome ?? {})).toBe(false);
+    expect("outcome" in foldTraceEvents([chainStartEvent("f2")])).toBe(false);
+  });
+
+  it("orders calls by seq, whatever order the log holds them in", () => {
+    const trace = foldTraceEvents([
+      chainStartEvent("f3"),
+      toolCallEvent(2),
+      toolCallEvent(0),
+      toolResultEvent(2),
+      toolCallEvent(1),
+      toolResultEvent(0),
+    ]);
+    expect(trace.calls.map((call) => [call.seq, call.state])).toEqual([
+      [0, "completed"],
+      [1, "in-doubt"],
+      [2, "completed"],
+    ]);
+  });
+
+  it("marks open calls in-doubt by default and started on request", () => {
+    const events = [chainStartEvent("f4"), toolCallEvent(0)];
+    expect(foldTraceEvents(events).calls[0]?.state).toBe("in-doubt");
+    expect(foldTraceEvents(events, { openCallState: "started" }).calls[0]?.state).toBe("started");
+  });
+
+  it("keeps a call that ended after chain-end", () => {
+    const trace = foldTraceEvents([chainStartEvent("f5"), toolCallEvent(0), chainEndEvent({ status: "cancelled" }), toolResultEvent(0)]);
+    expect(trace.calls[0]?.state).toBe("completed");
+    expect(trace.outcome?.status).toBe("cancelled");
+  });
+
+  it.each([
+    ["an empty log", []],
+    ["a log not starting with chain-start", [toolCallEvent(0)]],
+    ["an unknown format version", [chainStartEvent("x", { version: 99 })]],
+    ["a second chain-start", [chainStartEvent("x"), chainStartEvent("x")]],
+    ["a callId started twice", [chainStartEvent("x"), toolCallEvent(0), toolCallEvent(0)]],
+    ["a result for a call never started", [chainStartEvent("x"), toolResultEvent(0)]],
+    ["two results for one call", [chainStartEvent("x"), toolCallEvent(0), toolResultEvent(0), toolResultEvent(0)]],
+    ["a result whose seq disagrees", [chainStartEvent("x"), toolCallEvent(0), toolResultEvent(0, { seq: 3 })]],
+    ["a second chain-end", [chainStartEvent("x"), chainEndEvent(), chainEndEvent()]],
+    ["an unknown event type", [chainStartEvent("x"), { type: "tool-mystery" }]],
+    ["a non-object event", [chainStartEvent("x"), 42]],
+    ["a negative seq", [chainStartEvent("x"), toolCallEvent(0, { seq: -1 })]],
+    ["a chain-start without source", [{ ...chainStartEvent("x"), source: undefined }]],
+    ["a tool-result without a result", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: null }]],
+    ["a chain-end without stats", [chainStartEvent("x"), { ...chainEndEvent(), stats: undefined }]],
+  ])("refuses %s with TRACE_INVALID", (_label, events) => {
+    expect(foldError(events).code).toBe("TRACE_INVALID");
+  });
+
+  it("names the field that is malformed", () => {
+    expect(foldError([chainStartEvent("x"), { ...toolCallEvent(0), startedAt: "soon" }]).message).toContain('"startedAt"');
+  });
+});

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { foldTraceEvents } from "../../src/trace/fold-trace-events.ts";
+import { renderScriptWithMarker, renderTraceTable } from "../../src/trace/render-trace.ts";
+import { chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
+
+describe("renderTraceTable", () => {
+  it("shows one aligned row per call: seq, callId, tool, status or state, ms", () => {
+    const trace = foldTraceEvents([
+      chainStartEvent("r"),
+      toolCallEvent(0),
+      toolResultEvent(0, { durationMs: 12.4 }),
+      toolCallEvent(1, { callId: "c10", tool: "send_email" }),
+      toolResultEvent(1, { callId: "c10", status: "denied", result: { status: "denied", text: "no", code: "APPROVAL_DENIED" }, durationMs: 1503 }),
+      toolCallEvent(2, { tool: "crm_query" }),
+    ]);
+    expect(renderTraceTable(trace)).toBe(
+      [
+        "seq  callId  tool        status                    ms",
+        "0    c0      echo        ok                        12",
+        "1    c10     send_email  denied (APPROVAL_DENIED)  1503",
+        "2    c2      crm_query   in-doubt                  -",
+      ].join("\n"),
+    );
+  });
+
+  it("says so when there are no calls", () => {
+    expect(renderTraceTable(foldTraceEvents([chainStartEvent("r")]))).toBe("seq  callId  tool  status  ms\n(no calls)");
+  });
+
+  it("shows started for a live view of a running call", () => {
+    const trace = foldTraceEvents([chainStartEvent("r"), toolCallEvent(0)], { openCallState: "started" });
+    expect(renderTraceTable(trace).split("\n")[1]).toBe("0    c0      echo  started  -");
+  });
+});
+
+describe("renderScriptWithMarker", () => {
+  const source = Array.from({ length: 10 }, (_, index) => `line ${index + 1}`).join("\n");
+
+  it("numbers every line and marks the failing one with >", () => {
+    const lines = renderScriptWithMarker(source, 9).split("\n");
+    expect(lines[0]).toBe("   1 | line 1");
+    expect(lines[8]).toBe(">  9 | line 9");
+    expect(lines[9]).toBe("  10 | line 10");
+    expect(lines.filter((line) => line.startsWith(">"))).toHaveLength(1);
+  });
+
+  it("marks nothing without a line or with one outside the script", () => {
+    for (const line of [undefined, 0, 11]) {
+      expect(renderScriptWithMarker(source, line).includes(">")).toBe(false);
+    }
+  });
+
+  it("handles CRLF and blank lines without trailing spaces", () => {
+    expect(renderScriptWithMarker("a\r\n\r\nb", 2)).toBe("  1 | a\n> 2 |\n  3 | b");
+  });
+});
