@@ -213,14 +213,14 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const onToolCall = (call: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
       const pending = this.invoker.invoke(
         { id: `c${call.callIndex}`, name: call.tool, arguments: call.argsJson },
-        { session, ctx: { signal, callId: `${chainId}:c${call.callIndex}` }, ...(onProgress ? { onProgress } : {}) },
+        { session, ctx: { signal, callId: `c${call.callIndex}` }, ...(onProgress ? { onProgress } : {}) },
       );
       inFlight.add(pending);
       void pending.finally(() => inFlight.delete(pending));
       return pending;
     };
     const onLog = (level: SandboxLogLevel, text: string): void => {
-      output += text;
+      output += `${text}\n`; // one console call = one line
       if (onProgress) safeProgress(onProgress, { type: "log", level, text });
     };
 
@@ -335,7 +335,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       ...(returnArtifactRef ? { returnArtifactRef } : {}),
       outputText: parts.outputText,
       ...(error ? { error } : {}),
-      callTrace: session ? session.trace : [],
+      // Records are kept in completion order; the trace reads in arrival order.
+      callTrace: session ? [...session.trace].sort((a, b) => a.seq - b.seq) : [],
       ...(session && session.droppedRecords > 0 ? { droppedCallRecords: session.droppedRecords } : {}),
       durationMs,
       stats: {
