@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --no-node-snapshot
 /**
  * The `isochain` command. Delivery only: parses arguments, calls the public API, prints.
  *

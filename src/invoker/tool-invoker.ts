@@ -50,6 +50,7 @@ import {
   type ChainCallRecord,
   type ChainPolicy,
   type Hooks,
+  type InvocationFailure,
   type InvocationResult,
   type ProgressListener,
   type ProgressStep,
@@ -125,6 +126,8 @@ class CallState {
   args: Record<string, unknown> | undefined;
   /** Set when the call timed out in execute (record status `timeout`). */
   timedOut = false;
+  /** The caller's own refusal of the call (`ToolCall.rejection`). */
+  rejection: InvocationFailure | undefined;
 
   constructor(seq: number, callId: string, tool: string, raw: unknown) {
     this.seq = seq;
@@ -207,6 +210,7 @@ export class ToolInvoker {
       const name = typeof call?.name === "string" ? call.name : String(call?.name);
       const callId = options.ctx?.callId ?? (typeof call.id === "string" && call.id !== "" ? call.id : `${state.id}:${seq}`);
       current = new CallState(seq, callId, name, call.arguments);
+      if (call.rejection !== undefined) current.rejection = call.rejection;
     } catch (error) {
       return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${describeThrown(error)}`);
     }
@@ -263,6 +267,8 @@ export class ToolInvoker {
     // 1 budget
     const overBudget = checkBudget(state);
     if (overBudget) return overBudget;
+    // refused by the caller (a script value that is not plain data): counted and recorded only
+    if (call.rejection) return call.rejection;
     // 2 lookup
     const found = lookupTool(this.#toolbox, call.tool);
     if (isInvocationFailure(found)) return found;

@@ -7,6 +7,12 @@ export interface ToolCall {
   readonly name: string;
   /** An object, or a JSON string of one (as some providers send them). */
   readonly arguments: unknown;
+  /**
+   * Set when the caller already refused the call before it reached the host (a script handed
+   * over a value that is not plain data). The invoker still counts it against the budget and
+   * records it, then returns this failure without looking further.
+   */
+  readonly rejection?: InvocationFailure;
 }
 
 /** A file a tool produced, kept in the blob store and named as the script sees it. */
