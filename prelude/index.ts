@@ -14,15 +14,20 @@
  * Invariants:
  * - Only strings and numbers leave the isolate: arguments and the return value are checked for
  *   plain data and serialised here with the intrinsics captured at load time, so a script that
- *   patches `JSON` or `Object` cannot change what the host receives.
- * - The host's `send` callback and the `resolve`/`probe`/`start` entry points are removed from
- *   `globalThis` before script code runs; the script can reach them only through closures it
- *   does not have.
- * - `callIndex` is assigned in program order, only to calls that are sent.
+ *   patches `JSON`, `Object` or `Promise.prototype.then` cannot change what the host receives.
+ * - The host's `send` callback and the `start` entry point are removed from `globalThis` before
+ *   script code runs, and the bridge function (the host's way in: configure, resolve, probe) is
+ *   the completion value of this script, never a global: the script can reach none of them.
+ * - `callIndex` is assigned in program order to every call, refused ones included: a call whose
+ *   arguments are refused here still crosses (with `refusal` set and `argsJson` `"{}"`), takes a
+ *   unit of budget, and resolves with the host's answer.
+ * - Calls made in one microtask turn leave in one frame; queued calls always leave before a
+ *   later console line or the done frame, so the host sees everything in program order.
  * @module
  */
 import {
   BRIDGE_GLOBALS,
+  BRIDGE_OP,
   FRAME_KIND,
   OUTPUT_TRUNCATED_MARKER,
   type LogLevel,
@@ -33,7 +38,7 @@ import { findNonPlainData, utf8Length } from "./plain-data.ts";
 import { createSeededRandom } from "./seeded-random.ts";
 import { installVirtualClock } from "./virtual-clock.ts";
 
-type Send = (kind: string, ...fields: (string | number | undefined)[]) => void;
+type Send = (kind: string, ...fields: (string | number | undefined | (string | number | undefined)[])[]) => void;
 type Resolver = (result: unknown) => void;
 
 const global = globalThis as unknown as Record<string, unknown>;
@@ -43,6 +48,9 @@ const defineProperty = Object.defineProperty;
 const freeze = Object.freeze;
 const PromiseIntrinsic = Promise;
 const StringIntrinsic = String;
+const reflectApply = Reflect.apply;
+const promiseThen = PromiseIntrinsic.prototype.then;
+const settledPromise = PromiseIntrinsic.resolve();
 
 const send = global[BRIDGE_GLOBALS.send] as Send;
 delete global[BRIDGE_GLOBALS.send];
@@ -63,14 +71,22 @@ let resultsReceived = 0;
 let outputBytes = 0;
 let outputTruncated = false;
 const pending = new Map<number, Resolver>();
+/** Calls of the current microtask turn not sent yet: 4 slots each (callIndex, tool, argsJson, refusal). */
+let queuedCalls: (string | number | undefined)[] = [];
 
 function emit(kind: string, a?: string | number, b?: string | number, c?: string | number, d?: string | number): void {
   framesSent++;
   send(kind, a, b, c, d);
 }
 
-function bridgeError(text: string): Promise<unknown> {
-  return PromiseIntrinsic.resolve(freeze({ status: "error", code: "BRIDGE_ERROR", text }));
+/** Sends the queued calls: one `tool-call` frame for one call, one `tool-calls` frame for more. */
+function flushCalls(): void {
+  const batch = queuedCalls;
+  if (batch.length === 0) return;
+  queuedCalls = [];
+  framesSent++;
+  if (batch.length === 4) send(FRAME_KIND.call, batch[0], batch[1], batch[2], batch[3]);
+  else send(FRAME_KIND.calls, batch);
 }
 
 function callTool(tool: string, args: unknown): Promise<unknown> {
@@ -79,46 +95,77 @@ function callTool(tool: string, args: unknown): Promise<unknown> {
       freeze({ status: "error", code: "CANCELLED", text: `tools.${tool}: the chain has already ended.` }),
     );
   }
+  let argsJson = "{}";
+  const refusal = checkArguments(tool, args);
+  if (refusal === undefined) argsJson = serialisedArguments;
+  const callIndex = nextCallIndex++;
+  return new PromiseIntrinsic((resolve) => {
+    pending.set(callIndex, resolve);
+    if (queuedCalls.length === 0) reflectApply(promiseThen, settledPromise, [flushCalls]);
+    queuedCalls.push(callIndex, tool, argsJson, refusal);
+  });
+}
+
+/** The JSON text of the arguments {@link checkArguments} last accepted. */
+let serialisedArguments = "{}";
+
+/** Why the arguments of a call are refused, or `undefined` (then {@link serialisedArguments} holds them). */
+function checkArguments(tool: string, args: unknown): string | undefined {
   const value = args === undefined ? {} : args;
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return bridgeError(`tools.${tool}: arguments must be one object, e.g. tools.${tool}({ ... }).`);
+    return `tools.${tool}: arguments must be one object, e.g. tools.${tool}({ ... }).`;
   }
   const problem = findNonPlainData(value);
-  if (problem !== undefined) {
-    return bridgeError(`tools.${tool}: arguments must be plain JSON data; found ${problem}.`);
-  }
+  if (problem !== undefined) return `tools.${tool}: arguments must be plain JSON data; found ${problem}.`;
   let argsJson: string;
   try {
     argsJson = jsonStringify(value);
   } catch (error) {
-    return bridgeError(`tools.${tool}: arguments could not be serialised: ${describe(error)}.`);
+    return `tools.${tool}: arguments could not be serialised: ${describe(error)}.`;
   }
-  const limit = config.maxArgumentBytes;
+  const limit = (config as PreludeRunConfig).maxArgumentBytes;
   if (argsJson.length > limit / 3 && utf8Length(argsJson) > limit) {
-    return bridgeError(
+    return (
       `tools.${tool}: arguments are ${utf8Length(argsJson)} bytes of JSON, over the ${limit}-byte limit; ` +
-        "pass large data as an artifact instead.",
+      "pass large data as an artifact instead."
     );
   }
-  const callIndex = nextCallIndex++;
-  return new PromiseIntrinsic((resolve) => {
-    pending.set(callIndex, resolve);
-    emit(FRAME_KIND.call, callIndex, tool, argsJson);
-  });
+  serialisedArguments = argsJson;
+  return undefined;
 }
 
-function resolveCall(callIndex: number, resultJson: string): void {
+const MALFORMED_RESULT = freeze({ status: "error", code: "BRIDGE_ERROR", text: "the host sent a result that is not JSON." });
+
+function resolveCall(callIndex: number, result: unknown): void {
   resultsReceived++;
   const resolve = pending.get(callIndex);
   if (resolve === undefined) return;
   pending.delete(callIndex);
-  let result: unknown;
-  try {
-    result = jsonParse(resultJson);
-  } catch {
-    result = freeze({ status: "error", code: "BRIDGE_ERROR", text: "the host sent a result that is not JSON." });
-  }
   resolve(result);
+}
+
+/** `resolve` of the bridge: one result (`a` a number) or a batch (`a` "i,j,k", `b` a JSON array). */
+function resolveResults(a: unknown, b: unknown): void {
+  if (typeof a === "number") {
+    let result: unknown;
+    try {
+      result = jsonParse(b as string);
+    } catch {
+      result = MALFORMED_RESULT;
+    }
+    resolveCall(a, result);
+    return;
+  }
+  const indexes = StringIntrinsic(a).split(",");
+  let results: unknown;
+  try {
+    results = jsonParse(b as string);
+  } catch {
+    results = undefined;
+  }
+  for (let i = 0; i < indexes.length; i++) {
+    resolveCall(Number(indexes[i]), Array.isArray(results) ? results[i] : MALFORMED_RESULT);
+  }
 }
 
 function writeLog(level: LogLevel, args: unknown[]): void {
@@ -129,6 +176,7 @@ function writeLog(level: LogLevel, args: unknown[]): void {
   } catch {
     text = "[unprintable]";
   }
+  flushCalls();
   const limit = config?.maxOutputBytes ?? 0;
   const bytes = utf8Length(text) + 1;
   if (outputBytes + bytes <= limit) {
@@ -167,6 +215,7 @@ function readField(error: unknown, field: "name" | "message" | "stack"): string 
 
 function finish(returnJson: string | undefined, error?: unknown): void {
   if (finished) return;
+  flushCalls();
   finished = true;
   for (const resolve of pending.values()) {
     resolve(freeze({ status: "error", code: "CANCELLED", text: "the chain ended before this call finished." }));
@@ -200,11 +249,19 @@ function settle(value: unknown): void {
   finish(json);
 }
 
-function start(configJson: string, script: unknown): void {
+function configure(configJson: unknown): void {
+  if (started || config !== undefined) return;
+  config = jsonParse(StringIntrinsic(configJson)) as PreludeRunConfig;
+}
+
+function start(script: unknown): void {
   delete global[BRIDGE_GLOBALS.start];
   if (started) return;
   started = true;
-  config = jsonParse(configJson) as PreludeRunConfig;
+  if (config === undefined) {
+    finish(undefined, { name: "SandboxError", message: "the run started before it was configured" });
+    return;
+  }
   random.reseed(config.seed);
   clock.start(config.clockStart);
   installTools(config.toolNames);
@@ -225,6 +282,22 @@ function start(configJson: string, script: unknown): void {
 function probe(): string {
   if (!started) return "not-started";
   return finished ? "done" : `${framesSent},${resultsReceived}`;
+}
+
+/** The host's only way in; see `BRIDGE_OP` in the protocol. */
+function bridge(op: unknown, a?: unknown, b?: unknown): unknown {
+  switch (op) {
+    case BRIDGE_OP.configure:
+      configure(a);
+      return undefined;
+    case BRIDGE_OP.resolve:
+      resolveResults(a, b);
+      return undefined;
+    case BRIDGE_OP.probe:
+      return probe();
+    default:
+      return undefined;
+  }
 }
 
 function installTools(names: readonly string[]): void {
@@ -285,5 +358,5 @@ installGlobal(
 );
 
 defineProperty(global, BRIDGE_GLOBALS.start, { value: start, configurable: true });
-defineProperty(global, BRIDGE_GLOBALS.resolve, { value: resolveCall, configurable: true });
-defineProperty(global, BRIDGE_GLOBALS.probe, { value: probe, configurable: true });
+// Taken off the global by the bundle's last statement (see sandbox/prelude-bundle.ts).
+defineProperty(global, BRIDGE_GLOBALS.bridge, { value: bridge, configurable: true });

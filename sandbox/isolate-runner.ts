@@ -6,19 +6,20 @@
  * Life of a run:
  *
  * ```
- *  prepare() ─ createContext ─ set send callback ─ run cached prelude Script ─ keep refs
+ *  prepare() ─ createContext ─ set send callback + run cached prelude Script ─ bridge ref
  *      │          (off the critical path: done after the previous run, while idle)
- *  run() ─ context.eval(`start(config, <script>)`) ─▶ frames via ignored callback ─▶ host
- *      │        host answers: resolveRef.applyIgnored(callIndex, resultJson)   (never *Sync)
+ *  run() ─ bridge.configure(config) + cachedScript.run ─▶ frames via ignored callback ─▶ host
+ *      │        host answers: bridge.resolve(results of one tick), applyIgnored (never *Sync)
  *      ├─ done frame ─ abort pending calls ─ quiesce probe (isolate idle) ─ outcome
  *      └─ watchdog (every WATCHDOG_INTERVAL_MS) ─ wall / CPU / OOM / stall ─ dispose ─ outcome
  * ```
  *
  * Invariants:
- * - No host call that can run script code is synchronous: `context.eval`, `apply` and
- *   `applyIgnored` run on the isolate's own thread, so a script that loops forever (even after
- *   an `await`, or in a microtask storm) cannot stall the host's event loop; the watchdog, a
- *   host timer, disposes the isolate instead.
+ * - No host call that can run script code is synchronous: `run`, `apply` and `applyIgnored` run
+ *   on the isolate's own thread, so a script that loops forever (even after an `await`, or in a
+ *   microtask storm) cannot stall the host's event loop; the watchdog, a host timer, disposes the
+ *   isolate instead. The one synchronous call, the heap read at the end, runs only once the probe
+ *   found the isolate idle.
  * - Only strings and numbers cross: the prelude serialises arguments and the return value
  *   inside the isolate; results go in as JSON text. No host object or Reference is ever handed
  *   to the isolate, so script code cannot reach host prototypes (a Node `Buffer` in a result is
@@ -30,17 +31,29 @@
  * - A never-resolving promise is detected early: when no call is pending and the probe finds
  *   the isolate idle with every frame accounted for, nothing can ever wake the script, and the
  *   run ends at once as a `DeadlockError` (phase `limit`).
+ * - Nothing of a finished run stays reachable from the runner or the isolate's callback: the
+ *   per-run state ({@link ActiveRun}) drops its request, promise and pending calls when it
+ *   closes, so a chain's objects die young instead of being promoted and piling up until a full
+ *   GC (the soak's RSS growth).
+ *
+ * Speed: the compiled script is cached per isolate (`Script.run` instead of compiling per run),
+ * the run is configured and started in one pipelined step (two tasks queued back to back, no
+ * wait between them), results that arrive in the same host tick enter the isolate in one call,
+ * and timers and listeners take the run state as their argument instead of allocating closures.
  * @module
  */
 import ivm from "isolated-vm";
-import { BRIDGE_GLOBALS, FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
+import { BRIDGE_GLOBALS, BRIDGE_OP, FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
 import type { LogLevel, PreludeRunConfig } from "../src/bridge/protocol.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import type { SandboxError, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import type { SandboxError, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
 
 /** How often the watchdog samples CPU time, disposal and stalls, ms. */
 export const WATCHDOG_INTERVAL_MS = 20;
+
+/** Compiled scripts kept per isolate (most recently used first out of the cache when full). */
+const SCRIPT_CACHE_SIZE = 32;
 
 /** Options of an {@link IsolateRunner}. */
 export interface IsolateRunnerOptions {
@@ -50,21 +63,29 @@ export interface IsolateRunnerOptions {
   readonly preludeSource?: string;
 }
 
+type Bridge = (op: number, a?: string | number, b?: string) => unknown;
+
 interface PreparedContext {
   readonly context: ivm.Context;
-  readonly slot: { handler: FrameHandler };
-  readonly resolveRef: ivm.Reference<(callIndex: number, resultJson: string) => void>;
-  readonly probeRef: ivm.Reference<() => string>;
+  readonly bridge: ivm.Reference<Bridge>;
 }
 
-type FrameField = string | number | undefined;
-type FrameHandler = (kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => void;
+type FrameField = string | number | undefined | FrameField[];
 
 const LOG_LEVELS: ReadonlySet<string> = new Set(["log", "info", "warn", "error", "debug"]);
-const noFrames: FrameHandler = () => undefined;
 
 /** Why the host ended a run early. */
 type KillReason = "timeout" | "cpu" | "memory" | "cancelled" | "crash";
+
+type Settled = Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes">;
+
+/** What {@link ActiveRun} needs of its runner. */
+interface RunOwner {
+  readonly isolate: ivm.Isolate;
+  lastHeapBytes: number;
+  readonly disposedByOwner: boolean;
+  detach(run: ActiveRun): void;
+}
 
 /** Runs scripts in one isolate; see the module comment for the life of a run. */
 export class IsolateRunner {
@@ -72,19 +93,36 @@ export class IsolateRunner {
   readonly memoryLimitMb: number;
   readonly #isolate: ivm.Isolate;
   readonly #prelude: ivm.Script;
+  /** One callback per isolate; it forwards frames to the run in progress, if any. */
+  readonly #send: ivm.Callback;
+  readonly #scripts = new Map<string, ivm.Script>();
+  readonly #owner: RunOwner;
+  #active: ActiveRun | undefined;
   #prepared: Promise<PreparedContext> | undefined;
   #runs = 0;
   #busy = false;
-  #lastHeapBytes = 0;
-  #disposedByOwner = false;
 
   /** Creates the isolate and compiles the prelude. Throws `ChainRuntimeError` `SANDBOX_FAILED` if the prelude is missing. */
   constructor(options: IsolateRunnerOptions) {
     this.memoryLimitMb = options.memoryLimitMb;
-    this.#isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb });
-    this.#prelude = this.#isolate.compileScriptSync(options.preludeSource ?? getPreludeSource(), {
+    const isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb });
+    this.#isolate = isolate;
+    this.#prelude = isolate.compileScriptSync(options.preludeSource ?? getPreludeSource(), {
       filename: "isochain:prelude",
     });
+    this.#send = new ivm.Callback(
+      (kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => this.#active?.onFrame(kind, a, b, c, d),
+      { ignored: true },
+    );
+    const owner: RunOwner = {
+      isolate,
+      lastHeapBytes: 0,
+      disposedByOwner: false,
+      detach: (run) => {
+        if (this.#active === run) this.#active = undefined;
+      },
+    };
+    this.#owner = owner;
   }
 
   /** Runs completed in this isolate. */
@@ -104,7 +142,7 @@ export class IsolateRunner {
 
   /** Used heap at the end of the last run, bytes. */
   get heapBytes(): number {
-    return this.#lastHeapBytes;
+    return this.#owner.lastHeapBytes;
   }
 
   /**
@@ -113,28 +151,30 @@ export class IsolateRunner {
    */
   prepare(): Promise<void> {
     this.#prepared ??= this.#createContext();
-    return this.#prepared.then(() => undefined);
+    return this.#prepared.then(noop);
   }
 
   /** Disposes the isolate; a run in progress ends as `crash`. Idempotent. */
   dispose(): void {
-    this.#disposedByOwner = true;
+    (this.#owner as { disposedByOwner: boolean }).disposedByOwner = true;
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
   }
 
   async #createContext(): Promise<PreparedContext> {
     const context = await this.#isolate.createContext();
-    const slot = { handler: noFrames };
-    const send = new ivm.Callback(
-      (kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => slot.handler(kind, a, b, c, d),
-      { ignored: true },
-    );
-    await context.global.set(BRIDGE_GLOBALS.send, send);
-    await this.#prelude.run(context);
-    const resolveRef = (await context.global.get(BRIDGE_GLOBALS.resolve, { reference: true })) as PreparedContext["resolveRef"];
-    const probeRef = (await context.global.get(BRIDGE_GLOBALS.probe, { reference: true })) as PreparedContext["probeRef"];
-    await Promise.all([context.global.delete(BRIDGE_GLOBALS.resolve), context.global.delete(BRIDGE_GLOBALS.probe)]);
-    return { context, slot, resolveRef, probeRef };
+    try {
+      // Two tasks queued back to back on the isolate's thread (which runs them in order): the
+      // prelude finds `send` on the global when it starts, and one wait covers both.
+      const [, bridge] = await Promise.all([
+        context.global.set(BRIDGE_GLOBALS.send, this.#send),
+        this.#prelude.run(context, { reference: true }) as Promise<ivm.Reference<Bridge>>,
+      ]);
+      if (bridge.typeof !== "function") throw new Error("the prelude did not hand over its bridge");
+      return { context, bridge };
+    } catch (error) {
+      context.release();
+      throw error;
+    }
   }
 
   /**
@@ -146,265 +186,396 @@ export class IsolateRunner {
     if (this.#busy) throw new Error("IsolateRunner.run called while a run is in progress");
     this.#busy = true;
     try {
-      if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: this.#lastHeapBytes };
+      if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: this.#owner.lastHeapBytes };
       let prepared: PreparedContext;
       try {
         prepared = await (this.#prepared ?? this.#createContext());
       } catch (error) {
         this.dispose();
-        return {
-          status: "error",
-          error: { phase: "limit", name: "SandboxError", message: `could not create a context: ${describeThrown(error)}` },
-          wallMs: 0,
-          cpuMs: 0,
-          heapBytes: 0,
-        };
+        return sandboxFailure(`could not create a context: ${describeThrown(error)}`);
       } finally {
         this.#prepared = undefined;
       }
-      const outcome = await this.#execute(prepared, request);
+      let outcome: SandboxRunOutcome;
+      try {
+        const script = await this.#compile(request);
+        if (script instanceof ivm.Script) {
+          const active = new ActiveRun(this.#owner, prepared, request);
+          this.#active = active;
+          outcome = await active.start(script);
+        } else {
+          outcome = { status: "error", error: script, wallMs: 0, cpuMs: 0, heapBytes: this.#owner.lastHeapBytes };
+        }
+      } finally {
+        releaseContext(prepared);
+      }
       this.#runs++;
-      releaseContext(prepared);
       return outcome;
     } finally {
       this.#busy = false;
     }
   }
 
-  #execute(prepared: PreparedContext, request: SandboxRunRequest): Promise<SandboxRunOutcome> {
-    const isolate = this.#isolate;
-    const { limits } = request;
-    const wallStart = performance.now();
-    const cpuStart = isolate.cpuTime;
-    const cpuLimitNs = BigInt(limits.cpuTimeMs) * 1_000_000n;
-    const hostOutputCap = limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
-    const pending = new Map<number, AbortController>();
-    let cpuNs = 0n;
-    let framesReceived = 0;
-    let resultsSent = 0;
-    let hostOutputBytes = 0;
-    let settled: Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes"> | undefined;
-    let closed = false;
-    let probing = false;
-    let disposedByHost = false;
-
-    let finishRun!: (outcome: SandboxRunOutcome) => void;
-    const result = new Promise<SandboxRunOutcome>((resolve) => {
-      finishRun = resolve;
-    });
-
-    const sampleCpu = (): void => {
-      if (!isolate.isDisposed) cpuNs = isolate.cpuTime - cpuStart;
-    };
-
-    const close = (heapBytes: number): void => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(deadline);
-      clearInterval(watchdog);
-      request.signal?.removeEventListener("abort", onAbort);
-      prepared.slot.handler = noFrames;
-      sampleCpu();
-      this.#lastHeapBytes = heapBytes;
-      finishRun({
-        ...(settled ?? { status: "error", error: { phase: "limit", name: "SandboxError", message: "the run ended without an outcome" } }),
-        wallMs: performance.now() - wallStart,
-        cpuMs: Number(cpuNs) / 1e6,
-        heapBytes,
-      });
-    };
-
-    const abortPending = (): void => {
-      for (const controller of pending.values()) controller.abort(new Error("the chain ended before this call finished"));
-      pending.clear();
-    };
-
-    /** The script's outcome is known; wait until the isolate is idle, then close. */
-    const settle = (outcome: NonNullable<typeof settled>): void => {
-      if (settled !== undefined) return;
-      settled = outcome;
-      abortPending();
-      // The probe runs only after every microtask the script left behind; once it answers the
-      // isolate is idle, so the synchronous heap read cannot wait on script code.
-      const quiesced = (): void => {
-          if (closed) return;
-          let heapBytes = this.#lastHeapBytes;
-          try {
-            heapBytes = isolate.getHeapStatisticsSync().used_heap_size;
-          } catch {
-            return onIsolateGone();
-          }
-          close(heapBytes);
-        };
-      // A rejection with the isolate alive is an unhandled rejection reported by that task's
-      // epilogue: the task ran, so the isolate is just as idle.
-      prepared.probeRef.apply(undefined, []).then(quiesced, () => (isolate.isDisposed ? onIsolateGone() : quiesced()));
-    };
-
-    const kill = (reason: KillReason): void => {
-      if (closed) return;
-      sampleCpu();
-      if (!isolate.isDisposed) {
-        disposedByHost = true;
-        isolate.dispose();
+  /** The script compiled in this isolate (cached), or the compile error as a runtime fault. */
+  async #compile(request: SandboxRunRequest): Promise<ivm.Script | SandboxError> {
+    const key = `${request.scriptName}\n${request.script}`;
+    const cached = this.#scripts.get(key);
+    if (cached !== undefined) return cached;
+    // The script keeps its own lines (2.. of the wrapper), so stack positions match the compiled code.
+    const source = `${BRIDGE_GLOBALS.start}(${request.script}\n)`;
+    let script: ivm.Script;
+    try {
+      script = await this.#isolate.compileScript(source, { filename: request.scriptName });
+    } catch (error) {
+      if (this.#isolate.isDisposed) return { phase: "limit", name: "SandboxError", message: "the isolate was disposed during the run" };
+      return thrownToError(error);
+    }
+    if (this.#scripts.size >= SCRIPT_CACHE_SIZE) {
+      const oldest = this.#scripts.keys().next().value;
+      if (oldest !== undefined) {
+        this.#scripts.get(oldest)?.release();
+        this.#scripts.delete(oldest);
       }
-      abortPending();
-      settled = killOutcome(reason, limits);
-      close(this.#lastHeapBytes);
-    };
+    }
+    this.#scripts.set(key, script);
+    return script;
+  }
+}
 
-    /** The isolate vanished without the host disposing it: isolated-vm does that on OOM. */
-    const onIsolateGone = (): void => {
-      if (closed) return;
-      kill(disposedByHost || this.#disposedByOwner ? "crash" : "memory");
-    };
+/**
+ * The state of one run, as an object rather than closures: the isolate's callback, timers and
+ * the abort listener call its methods, and {@link close} drops everything it holds.
+ */
+class ActiveRun {
+  readonly #owner: RunOwner;
+  #prepared: PreparedContext | undefined;
+  #request: SandboxRunRequest | undefined;
+  #finish: ((outcome: SandboxRunOutcome) => void) | undefined;
+  readonly #limits: SandboxRunRequest["limits"];
+  readonly #wallStart = performance.now();
+  readonly #cpuStart: bigint;
+  readonly #cpuLimitNs: bigint;
+  readonly #hostOutputCap: number;
+  /** Calls sent to the host and not answered yet. */
+  readonly #pending = new Set<number>();
+  /** Fires when the run ends; every call's `signal`. */
+  #calls: AbortController | undefined;
+  /** Results waiting for the end of this host tick, to enter the isolate together. */
+  #outIndexes: number[] = [];
+  #outResults: string[] = [];
+  #cpuNs = 0n;
+  #framesReceived = 0;
+  #resultsSent = 0;
+  #hostOutputBytes = 0;
+  #settled: Settled | undefined;
+  #closed = false;
+  #probing = false;
+  #disposedByHost = false;
+  #deadline: ReturnType<typeof setTimeout> | undefined;
+  #watchdog: ReturnType<typeof setInterval> | undefined;
 
-    const deliver = (callIndex: number, result: InvocationResult): void => {
-      if (settled !== undefined || !pending.delete(callIndex)) return;
-      let resultJson: string;
-      try {
-        resultJson = JSON.stringify(result);
-      } catch (error) {
-        resultJson = JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
-      }
-      resultsSent++;
-      try {
-        prepared.resolveRef.applyIgnored(undefined, [callIndex, resultJson]);
-      } catch {
-        onIsolateGone();
-      }
-    };
+  constructor(owner: RunOwner, prepared: PreparedContext, request: SandboxRunRequest) {
+    this.#owner = owner;
+    this.#prepared = prepared;
+    this.#request = request;
+    this.#limits = request.limits;
+    this.#cpuStart = owner.isolate.cpuTime;
+    this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
+    this.#hostOutputCap = request.limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
+  }
 
-    const onCall = (callIndex: number, tool: string, argsJson: string): void => {
-      if (pending.has(callIndex) || settled !== undefined) return;
-      const controller = new AbortController();
-      pending.set(callIndex, controller);
-      if (argsJson.length > limits.maxArgumentBytes / 3 && Buffer.byteLength(argsJson) > limits.maxArgumentBytes) {
-        deliver(callIndex, { status: "error", code: "BRIDGE_ERROR", text: `tools.${tool}: arguments exceed ${limits.maxArgumentBytes} bytes.` });
-        return;
-      }
-      let answer: Promise<InvocationResult>;
-      try {
-        answer = request.onToolCall({ callIndex, tool, argsJson }, controller.signal);
-      } catch (error) {
-        answer = Promise.reject(error as Error);
-      }
-      answer.then(
-        (value) => deliver(callIndex, value),
-        (error: unknown) => deliver(callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
-      );
-    };
-
-    const onLog = (level: string, text: string): void => {
-      if (hostOutputBytes >= hostOutputCap) return;
-      hostOutputBytes += text.length;
-      try {
-        request.onLog?.(level as LogLevel, text);
-      } catch {
-        // a failing log listener must not break the run
-      }
-    };
-
-    prepared.slot.handler = (kind, a, b, c, d) => {
-      framesReceived++;
-      if (settled !== undefined) return;
-      if (kind === FRAME_KIND.call) {
-        if (typeof a === "number" && typeof b === "string" && typeof c === "string") onCall(a, b, c);
-      } else if (kind === FRAME_KIND.log) {
-        if (typeof a === "string" && LOG_LEVELS.has(a) && typeof b === "string") onLog(a, b);
-      } else if (kind === FRAME_KIND.done) {
-        if (typeof b === "string") {
-          const error: SandboxError = {
-            phase: "runtime",
-            name: b,
-            message: typeof c === "string" ? c : "",
-            ...(typeof d === "string" ? { stack: d } : {}),
-          };
-          settle({ status: "error", error });
-        } else {
-          settle({ status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}) });
-        }
-      }
-    };
-
-    const checkStall = (): void => {
-      if (probing || settled !== undefined || pending.size > 0) return;
-      probing = true;
-      prepared.probeRef.apply(undefined, []).then(
-        (state) => {
-          probing = false;
-          if (settled !== undefined || pending.size > 0) return;
-          if (state === `${framesReceived},${resultsSent}`) {
-            settle({
-              status: "error",
-              error: {
-                phase: "limit",
-                name: "DeadlockError",
-                message: "script is waiting on a promise that can never settle (no tool call is pending)",
-              },
-            });
-          }
-        },
-        () => {
-          probing = false;
-          if (isolate.isDisposed) onIsolateGone();
-        },
-      );
-    };
-
-    const deadline = setTimeout(() => kill("timeout"), limits.totalTimeoutMs);
-    const watchdog = setInterval(() => {
-      if (isolate.isDisposed) return onIsolateGone();
-      sampleCpu();
-      if (cpuNs > cpuLimitNs) return kill("cpu");
-      checkStall();
-    }, WATCHDOG_INTERVAL_MS);
-    const onAbort = (): void => kill("cancelled");
-    request.signal?.addEventListener("abort", onAbort, { once: true });
-
+  /** Configures the prelude and starts the script; resolves with the outcome. */
+  start(script: ivm.Script): Promise<SandboxRunOutcome> {
+    const request = this.#request as SandboxRunRequest;
+    const prepared = this.#prepared as PreparedContext;
+    const { promise, resolve } = Promise.withResolvers<SandboxRunOutcome>();
+    this.#finish = resolve;
+    this.#deadline = setTimeout(onDeadline, this.#limits.totalTimeoutMs, this);
+    this.#watchdog = setInterval(onWatchdog, WATCHDOG_INTERVAL_MS, this);
+    request.signal?.addEventListener("abort", this, { once: true });
     const config: PreludeRunConfig = {
       toolNames: request.toolNames,
       maxToolCalls: request.maxToolCalls,
       seed: request.seed,
       clockStart: request.clockStart,
-      maxOutputBytes: limits.maxOutputBytes,
-      maxArgumentBytes: limits.maxArgumentBytes,
+      maxOutputBytes: this.#limits.maxOutputBytes,
+      maxArgumentBytes: this.#limits.maxArgumentBytes,
     };
-    // The script keeps its own lines (2.. of the wrapper), so stack positions match the compiled
-    // code; the per-run config travels as an argument, so the same script compiles to the same
-    // source text and hits V8's compilation cache.
-    const source = `${BRIDGE_GLOBALS.start}($0,${request.script}\n)`;
-    prepared.context.evalClosure(source, [JSON.stringify(config)], { filename: request.scriptName }).catch((error: unknown) => {
-      if (isolate.isDisposed) return onIsolateGone();
-      // isolated-vm rejects a task whose microtasks left a promise rejection unhandled. That is
-      // the script's own business (as in an async function, a stray rejection is not a throw):
-      // only a failure before the prelude started (a syntax error) ends the run.
-      prepared.probeRef.apply(undefined, []).then(
-        (state) => {
-          if (state === "not-started") failToStart(error);
-        },
-        () => (isolate.isDisposed ? onIsolateGone() : undefined),
-      );
-    });
-    const failToStart = (error: unknown): void => {
-      const thrown = error as { name?: unknown; message?: unknown; stack?: unknown };
-      settle({
-        status: "error",
-        error: {
-          phase: "runtime",
-          name: typeof thrown.name === "string" ? thrown.name : "Error",
-          message: typeof thrown.message === "string" ? thrown.message : describeThrown(error),
-          ...(typeof thrown.stack === "string" ? { stack: thrown.stack } : {}),
-        },
-      });
-    };
-    return result;
+    try {
+      // Queued back to back: the isolate runs `configure`, then the script, with no wait between.
+      prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, JSON.stringify(config)]);
+      script.run(prepared.context).then(noop, (error: unknown) => this.#onStartRejected(error));
+    } catch {
+      this.#onIsolateGone();
+    }
+    return promise;
   }
+
+  /** `request.signal` fired. */
+  handleEvent(): void {
+    this.kill("cancelled");
+  }
+
+  /** A frame from the prelude (see `FRAME_KIND`). */
+  onFrame(kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField): void {
+    this.#framesReceived++;
+    if (this.#settled !== undefined) return;
+    if (kind === FRAME_KIND.call) {
+      this.#onCall(a, b, c, d);
+    } else if (kind === FRAME_KIND.calls) {
+      if (!Array.isArray(a)) return;
+      for (let i = 0; i + 3 < a.length && this.#settled === undefined; i += 4) this.#onCall(a[i], a[i + 1], a[i + 2], a[i + 3]);
+    } else if (kind === FRAME_KIND.log) {
+      if (typeof a === "string" && LOG_LEVELS.has(a) && typeof b === "string") this.#onLog(a as LogLevel, b);
+    } else if (kind === FRAME_KIND.done) {
+      if (typeof b === "string") {
+        const error: SandboxError = {
+          phase: "runtime",
+          name: b,
+          message: typeof c === "string" ? c : "",
+          ...(typeof d === "string" ? { stack: d } : {}),
+        };
+        this.#settle({ status: "error", error });
+      } else {
+        this.#settle({ status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}) });
+      }
+    }
+  }
+
+  #onCall(callIndex: FrameField, tool: FrameField, argsJson: FrameField, refusal: FrameField): void {
+    if (typeof callIndex !== "number" || typeof tool !== "string" || typeof argsJson !== "string") return;
+    const request = this.#request;
+    if (request === undefined || this.#pending.has(callIndex)) return;
+    this.#pending.add(callIndex);
+    const limit = this.#limits.maxArgumentBytes;
+    let call: SandboxToolCall;
+    if (typeof refusal === "string") {
+      call = { callIndex, tool, argsJson: "{}", refusal };
+    } else if (argsJson.length > limit / 3 && Buffer.byteLength(argsJson) > limit) {
+      call = { callIndex, tool, argsJson: "{}", refusal: `tools.${tool}: arguments exceed ${limit} bytes.` };
+    } else {
+      call = { callIndex, tool, argsJson };
+    }
+    this.#calls ??= new AbortController();
+    let answer: Promise<InvocationResult>;
+    try {
+      answer = request.onToolCall(call, this.#calls.signal);
+    } catch (error) {
+      answer = Promise.reject(error as Error);
+    }
+    answer.then(
+      (value) => this.#deliver(callIndex, value),
+      (error: unknown) => this.#deliver(callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
+    );
+  }
+
+  #onLog(level: LogLevel, text: string): void {
+    if (this.#hostOutputBytes >= this.#hostOutputCap) return;
+    this.#hostOutputBytes += text.length;
+    try {
+      this.#request?.onLog?.(level, text);
+    } catch {
+      // a failing log listener must not break the run
+    }
+  }
+
+  #deliver(callIndex: number, result: InvocationResult): void {
+    if (this.#settled !== undefined || !this.#pending.delete(callIndex)) return;
+    let resultJson: string;
+    try {
+      resultJson = JSON.stringify(result);
+    } catch (error) {
+      resultJson = JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
+    }
+    if (this.#outIndexes.length === 0) process.nextTick(flushResults, this);
+    this.#outIndexes.push(callIndex);
+    this.#outResults.push(resultJson);
+  }
+
+  /** Sends the results of this tick into the isolate: one call for all of them. */
+  flushResults(): void {
+    const indexes = this.#outIndexes;
+    const results = this.#outResults;
+    if (indexes.length === 0) return;
+    this.#outIndexes = [];
+    this.#outResults = [];
+    const prepared = this.#prepared;
+    if (this.#settled !== undefined || prepared === undefined) return;
+    this.#resultsSent += indexes.length;
+    try {
+      if (indexes.length === 1) {
+        prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.resolve, indexes[0] as number, results[0] as string]);
+      } else {
+        prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.resolve, indexes.join(","), `[${results.join(",")}]`]);
+      }
+    } catch {
+      this.#onIsolateGone();
+    }
+  }
+
+  /** The script's outcome is known; wait until the isolate is idle, then close. */
+  #settle(outcome: Settled): void {
+    if (this.#settled !== undefined) return;
+    this.#settled = outcome;
+    this.#abortPending();
+    // The probe runs only after every microtask the script left behind; once it answers the
+    // isolate is idle, so the synchronous heap read cannot wait on script code. A rejection with
+    // the isolate alive is an unhandled rejection reported by that task's epilogue: the task
+    // ran, so the isolate is just as idle.
+    this.#probe().then(
+      () => this.#quiesced(),
+      () => (this.#owner.isolate.isDisposed ? this.#onIsolateGone() : this.#quiesced()),
+    );
+  }
+
+  #quiesced(): void {
+    if (this.#closed) return;
+    let heapBytes = this.#owner.lastHeapBytes;
+    try {
+      heapBytes = this.#owner.isolate.getHeapStatisticsSync().used_heap_size;
+    } catch {
+      this.#onIsolateGone();
+      return;
+    }
+    this.#close(heapBytes);
+  }
+
+  #probe(): Promise<unknown> {
+    const prepared = this.#prepared;
+    if (prepared === undefined) return Promise.reject(new Error("the run is closed"));
+    try {
+      return prepared.bridge.apply(undefined, [BRIDGE_OP.probe]);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  #abortPending(): void {
+    this.#outIndexes = [];
+    this.#outResults = [];
+    if (this.#pending.size > 0) this.#calls?.abort(new Error("the chain ended before this call finished"));
+    this.#pending.clear();
+  }
+
+  /** Ends the run early: disposes the isolate (which stops the script) and closes. */
+  kill(reason: KillReason): void {
+    if (this.#closed) return;
+    this.#sampleCpu();
+    const isolate = this.#owner.isolate;
+    if (!isolate.isDisposed) {
+      this.#disposedByHost = true;
+      isolate.dispose();
+    }
+    this.#abortPending();
+    this.#settled = killOutcome(reason, this.#limits);
+    this.#close(this.#owner.lastHeapBytes);
+  }
+
+  /** The isolate vanished without the host disposing it: isolated-vm does that on OOM. */
+  #onIsolateGone(): void {
+    if (this.#closed) return;
+    this.kill(this.#disposedByHost || this.#owner.disposedByOwner ? "crash" : "memory");
+  }
+
+  /** The watchdog's tick: disposal, CPU limit, stall. */
+  tick(): void {
+    if (this.#owner.isolate.isDisposed) {
+      this.#onIsolateGone();
+      return;
+    }
+    this.#sampleCpu();
+    if (this.#cpuNs > this.#cpuLimitNs) {
+      this.kill("cpu");
+      return;
+    }
+    this.#checkStall();
+  }
+
+  #checkStall(): void {
+    if (this.#probing || this.#settled !== undefined || this.#pending.size > 0) return;
+    this.#probing = true;
+    this.#probe().then(
+      (state) => {
+        this.#probing = false;
+        if (this.#settled !== undefined || this.#pending.size > 0) return;
+        if (state === `${this.#framesReceived},${this.#resultsSent}`) {
+          this.#settle({
+            status: "error",
+            error: {
+              phase: "limit",
+              name: "DeadlockError",
+              message: "script is waiting on a promise that can never settle (no tool call is pending)",
+            },
+          });
+        }
+      },
+      () => {
+        this.#probing = false;
+        if (this.#owner.isolate.isDisposed) this.#onIsolateGone();
+      },
+    );
+  }
+
+  #onStartRejected(error: unknown): void {
+    if (this.#owner.isolate.isDisposed) {
+      this.#onIsolateGone();
+      return;
+    }
+    // isolated-vm rejects a task whose microtasks left a promise rejection unhandled. That is
+    // the script's own business (as in an async function, a stray rejection is not a throw):
+    // only a failure before the prelude started ends the run.
+    this.#probe().then(
+      (state) => {
+        if (state === "not-started") this.#settle({ status: "error", error: thrownToError(error) });
+      },
+      () => (this.#owner.isolate.isDisposed ? this.#onIsolateGone() : undefined),
+    );
+  }
+
+  #sampleCpu(): void {
+    const isolate = this.#owner.isolate;
+    if (!isolate.isDisposed) this.#cpuNs = isolate.cpuTime - this.#cpuStart;
+  }
+
+  #close(heapBytes: number): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#deadline);
+    clearInterval(this.#watchdog);
+    this.#request?.signal?.removeEventListener("abort", this);
+    this.#sampleCpu();
+    this.#owner.lastHeapBytes = heapBytes;
+    this.#owner.detach(this);
+    const finish = this.#finish;
+    const settled = this.#settled ?? { status: "error", error: { phase: "limit", name: "SandboxError", message: "the run ended without an outcome" } };
+    // Drop everything this run holds before handing the outcome over (see the module comment).
+    this.#finish = undefined;
+    this.#request = undefined;
+    this.#prepared = undefined;
+    this.#calls = undefined;
+    finish?.({ ...settled, wallMs: performance.now() - this.#wallStart, cpuMs: Number(this.#cpuNs) / 1e6, heapBytes });
+  }
+}
+
+function onDeadline(run: ActiveRun): void {
+  run.kill("timeout");
+}
+
+function onWatchdog(run: ActiveRun): void {
+  run.tick();
+}
+
+function flushResults(run: ActiveRun): void {
+  run.flushResults();
+}
+
+function noop(): void {
+  // nothing to do
 }
 
 /** Drops every host handle into a finished context so the isolate can collect it. */
 function releaseContext(prepared: PreparedContext): void {
-  for (const handle of [prepared.resolveRef, prepared.probeRef, prepared.context]) {
+  for (const handle of [prepared.bridge, prepared.context]) {
     try {
       handle.release();
     } catch {
@@ -413,7 +584,21 @@ function releaseContext(prepared: PreparedContext): void {
   }
 }
 
-function killOutcome(reason: KillReason, limits: SandboxRunRequest["limits"]): Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes"> {
+function thrownToError(error: unknown): SandboxError {
+  const thrown = error as { name?: unknown; message?: unknown; stack?: unknown };
+  return {
+    phase: "runtime",
+    name: typeof thrown.name === "string" ? thrown.name : "Error",
+    message: typeof thrown.message === "string" ? thrown.message : describeThrown(error),
+    ...(typeof thrown.stack === "string" ? { stack: thrown.stack } : {}),
+  };
+}
+
+function sandboxFailure(message: string): SandboxRunOutcome {
+  return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+}
+
+function killOutcome(reason: KillReason, limits: SandboxRunRequest["limits"]): Settled {
   switch (reason) {
     case "timeout":
       return {

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { buildSync } from "esbuild";
+import { BRIDGE_GLOBALS } from "../src/bridge/protocol.ts";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 
 const SOURCE_ENTRY = new URL("../prelude/index.ts", import.meta.url);
@@ -16,7 +17,15 @@ const PREBUILT = new URL("../prelude.js", import.meta.url);
 let cached: string | undefined;
 
 /**
- * Bundles `prelude/index.ts` into a minified IIFE (ES2023; esbuild keeps the modules' strict mode) and returns its text.
+ * The bundle's last statement: takes the bridge function off the global object, so it is the
+ * script's completion value (what `Script.run(context, { reference: true })` hands the host)
+ * and nothing in the context can reach it.
+ */
+const TAKE_BRIDGE = `;(()=>{const b=globalThis.${BRIDGE_GLOBALS.bridge};delete globalThis.${BRIDGE_GLOBALS.bridge};return b})();`;
+
+/**
+ * Bundles `prelude/index.ts` into a minified IIFE (ES2023; esbuild keeps the modules' strict mode)
+ * followed by one statement whose value is the prelude's bridge function, and returns its text.
  * Throws `ChainRuntimeError` `SANDBOX_FAILED` when esbuild fails.
  */
 export function buildPreludeBundle(): string {
@@ -30,6 +39,7 @@ export function buildPreludeBundle(): string {
       platform: "neutral",
       write: false,
       legalComments: "none",
+      footer: { js: TAKE_BRIDGE },
     });
     const file = result.outputFiles[0];
     if (file === undefined) throw new Error("esbuild produced no output");

@@ -27,13 +27,20 @@ export interface SandboxLimits {
   readonly maxArgumentBytes: number;
 }
 
-/** One `tools.*` call as it leaves the isolate. */
+/**
+ * One `tools.*` call as it leaves the isolate. A call whose arguments the sandbox refused (not
+ * plain data, too large) arrives too, with {@link refusal} set and `argsJson` `"{}"`: it has its
+ * `callIndex` and used a unit of budget like any call, and the host answers it (a `BRIDGE_ERROR`
+ * result carrying the refusal), so it leaves a trace record.
+ */
 export interface SandboxToolCall {
-  /** 0-based index assigned inside the isolate in program order. */
+  /** 0-based index assigned inside the isolate in program order, refused calls included. */
   readonly callIndex: number;
   readonly tool: string;
-  /** The arguments as JSON text, serialised inside the isolate. */
+  /** The arguments as JSON text, serialised inside the isolate; `"{}"` for a refused call. */
   readonly argsJson: string;
+  /** Why the sandbox refused the call's arguments; absent for a call that was not refused. */
+  readonly refusal?: string;
 }
 
 /** Console levels the prelude captures. */

@@ -54,3 +54,30 @@ export { summarizeRun } from "./chain/summarize-run.ts";
 export { compileScript } from "./compile/compile-script.ts";
 export type { SandboxDriver, SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
 export { InProcessSandboxDriver } from "../sandbox/in-process-driver.ts";
+
+// Traces, replay and durable approvals.
+export {
+  type ChainTrace,
+  TRACE_FORMAT_VERSION,
+  type ToolboxFingerprint as TraceToolboxFingerprint,
+  type ToolFingerprint as TraceToolFingerprint,
+  type TraceCallEntry,
+  type TraceCallState,
+  type TraceOutcome,
+} from "./trace/chain-trace.ts";
+export type { TraceEvent, TraceEventType } from "./trace/trace-event.ts";
+export type { TraceListOptions, TracePruneOptions, TraceStore, TraceSummary } from "./trace/trace-store.ts";
+export { FileTraceStore, type FileTraceStoreOptions, TRACE_FILE_EXTENSION } from "./trace/file-trace-store.ts";
+export { MemoryTraceStore } from "./trace/memory-trace-store.ts";
+export { TraceRecorder, type TraceRecorderFailure, type TraceRecorderOptions, type TraceStartMeta } from "./trace/trace-recorder.ts";
+export { fingerprintToolbox } from "./trace/fingerprint-toolbox.ts";
+export { foldTraceEvents, type FoldTraceEventsOptions } from "./trace/fold-trace-events.ts";
+export { loadTraceFile } from "./trace/load-trace-file.ts";
+export { exportTraceJson } from "./trace/export-trace-json.ts";
+export { renderScriptWithMarker, renderTraceTable } from "./trace/render-trace.ts";
+export type { ChainTraceError, TracedChainRunResult } from "./chain/traced-chain-run-result.ts";
+export { replay, type ReplayOptions, type ReplayReport } from "./chain/replay.ts";
+export { type InDoubtCall, type InDoubtDecision, type InDoubtResolution, type ReplayDivergence } from "./chain/replay-router.ts";
+export { pendingApprovals, resumeChain, type ResumeChainOptions } from "./chain/resume-chain.ts";
+export { traceToTest, type TraceToTestOptions } from "./chain/trace-to-test.ts";
+export { describeJsonDiff } from "./chain/describe-json-diff.ts";

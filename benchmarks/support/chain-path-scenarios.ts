@@ -1,6 +1,7 @@
 /**
- * The four runners of one chain hot path (node:vm floor, raw isolated-vm floor, child-process
- * round trips, isochain), all in group `"chain"` so the one-call, sequential and parallel files
+ * The runners of one chain hot path (node:vm floor, raw isolated-vm floor, child-process
+ * round trips, isochain with the in-process driver, isochain with the process driver), all in
+ * group `"chain"` so the one-call, sequential and parallel files
  * are interleaved together and the derived per-call figure compares like with like.
  * @module
  */
@@ -22,6 +23,12 @@ export interface ChainPath {
   readonly calls: number;
   readonly parallel: boolean;
 }
+
+/** Targets of the process driver (`isochain-process/<path>`), by path. */
+const PROCESS_TARGETS: Readonly<Record<string, Target>> = {
+  "one-call": { label: "<= 1.5 ms", maxNs: 1.5e6 },
+  "parallel-50": { label: "<= 3 ms", maxNs: 3e6 },
+};
 
 /** `calls` round trips to a child process, one after another or all in flight at once. */
 function childScenario({ path, calls, parallel }: ChainPath): Scenario {
@@ -46,7 +53,7 @@ function childScenario({ path, calls, parallel }: ChainPath): Scenario {
   };
 }
 
-/** node-vm, raw-ivm, child-process and isochain scenarios of `chain`. */
+/** node-vm, raw-ivm, child-process, isochain and isochain-process scenarios of `chain`. */
 export function chainPathScenarios(chain: ChainPath): Scenario[] {
   const { path, script, expected, target } = chain;
   return [
@@ -68,6 +75,16 @@ export function chainPathScenarios(chain: ChainPath): Scenario[] {
       baseline: `raw-ivm/${path}`,
       description: `ToolChainTool.run, in-process driver, warm pool: ${path}`,
       ...(target === undefined ? {} : { target }),
+    }),
+    isochainScenario({
+      name: `isochain-process/${path}`,
+      group: CHAIN_GROUP,
+      script,
+      expected,
+      baseline: `child-process/${path}`,
+      description: `ToolChainTool.run, process driver (2 warm children), warm: ${path}`,
+      driver: "process",
+      ...(PROCESS_TARGETS[path] === undefined ? {} : { target: PROCESS_TARGETS[path] }),
     }),
   ];
 }

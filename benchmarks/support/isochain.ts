@@ -112,11 +112,13 @@ export async function createBlobStore(): Promise<unknown> {
 export interface CreateChainOptions {
   /** Warm sandboxes kept. @defaultValue the runtime's default */
   readonly poolSize?: number;
+  /** The sandbox driver. @defaultValue `"in-process"` */
+  readonly driver?: "in-process" | "process";
 }
 
 /**
  * A warmed `ToolChainTool` over the bench tools with a `MemoryBlobStore`, the in-process driver
- * and `maxToolCalls: 100`. Throws (→ skipped) when a piece is missing.
+ * (or `options.driver`) and `maxToolCalls: 100`. Throws (→ skipped) when a piece is missing.
  */
 export async function createChain(options: CreateChainOptions = {}): Promise<ChainLike> {
   const ToolChainTool = await importClass<ChainLike>("src/chain/tool-chain-tool.ts", "ToolChainTool");
@@ -124,7 +126,7 @@ export async function createChain(options: CreateChainOptions = {}): Promise<Cha
     toolbox: await createToolbox(),
     policy: { maxToolCalls: 100 },
     blobStore: await createBlobStore(),
-    driver: "in-process",
+    driver: options.driver ?? "in-process",
     ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
   });
   await chain.warm();

@@ -27,6 +27,8 @@ export interface ScriptScenarioOptions {
   readonly description?: string;
   /** Await the runner's `warm()` between iterations (untimed). @defaultValue true */
   readonly warm?: boolean;
+  /** The isochain sandbox driver ({@link isochainScenario} only). @defaultValue `"in-process"` */
+  readonly driver?: "in-process" | "process";
 }
 
 function common(options: ScriptScenarioOptions): Pick<Scenario, "name" | "group" | "baseline" | "target" | "description"> {
@@ -80,7 +82,7 @@ export function isochainScenario(options: ScriptScenarioOptions): Scenario {
   return {
     ...common(options),
     async setup() {
-      chain = await createChain();
+      chain = await createChain(options.driver === undefined ? {} : { driver: options.driver });
       await checkRun(chain, options.script, options.expected);
     },
     run: async () => {

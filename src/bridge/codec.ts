@@ -11,10 +11,16 @@
  * msgpackr runs with `useRecords: false` and `structuredClone: false`, so every frame is plain,
  * self-describing msgpack any decoder can read, with no shared record state between frames.
  * {@link FrameDecoder} reassembles frames from a byte stream whose chunks split or coalesce
- * frames arbitrarily.
+ * frames arbitrarily; it keeps the chunks of an incomplete frame in a list and joins them once,
+ * so a large frame arriving in many chunks is copied once, not once per chunk.
+ *
+ * The same envelope carries the process driver's control messages ({@link encodeMessage}, and a
+ * {@link FrameDecoder} built with that protocol's guard): one wire format, one version tag.
+ * msgpackr uses its native string extractor (msgpackr-extract) when it is installed; see
+ * {@link isNativeCodec}.
  * @module
  */
-import { Packr } from "msgpackr";
+import { isNativeAccelerationEnabled, Packr } from "msgpackr";
 import { ChainRuntimeError } from "../kernel/index.ts";
 import { FRAME_KIND, PROTOCOL_VERSION, type Frame, type LogLevel } from "./protocol.ts";
 
@@ -30,7 +36,16 @@ const LOG_LEVELS: ReadonlySet<string> = new Set<LogLevel>(["log", "info", "warn"
  * `BRIDGE_FRAME_INVALID` when the body would exceed {@link MAX_FRAME_BYTES}.
  */
 export function encodeFrame(frame: Frame): Uint8Array {
-  const body = packr.pack({ v: PROTOCOL_VERSION, frame });
+  return encodeMessage(frame);
+}
+
+/**
+ * Encodes any msgpack-able message in the frame envelope (version tag and length prefix): the
+ * process driver's control messages travel this way next to the bridge frames. Throws
+ * `ChainRuntimeError` `BRIDGE_FRAME_INVALID` when the body would exceed {@link MAX_FRAME_BYTES}.
+ */
+export function encodeMessage(message: unknown): Uint8Array {
+  const body = packr.pack({ v: PROTOCOL_VERSION, frame: message });
   if (body.length > MAX_FRAME_BYTES) {
     throw new ChainRuntimeError("BRIDGE_FRAME_INVALID", `A bridge frame of ${body.length} bytes exceeds ${MAX_FRAME_BYTES}.`);
   }
@@ -53,13 +68,35 @@ export function decodeFrame(bytes: Uint8Array): Frame {
   return decodeBody(bytes.subarray(HEADER_BYTES));
 }
 
-/** Reassembles frames from a byte stream; feed it chunks as they arrive. */
-export class FrameDecoder {
-  #buffer: Uint8Array = new Uint8Array(0);
+/** True when msgpackr decodes strings with its native extension (msgpackr-extract). */
+export function isNativeCodec(): boolean {
+  return isNativeAccelerationEnabled;
+}
+
+/** Accepts a decoded envelope's payload as a message of type `T`. */
+export type MessageGuard<T> = (value: unknown) => value is T;
+
+/**
+ * Reassembles frames from a byte stream; feed it chunks as they arrive. By default it accepts
+ * the bridge frames ({@link isFrame}); pass another guard to read another message set in the
+ * same envelope.
+ */
+export class FrameDecoder<T = Frame> {
+  readonly #accept: MessageGuard<T>;
+  /** Copies of the chunks of the incomplete frame at the head of the stream. */
+  #chunks: Uint8Array[] = [];
+  #held = 0;
+  /** Bytes needed before the head frame can be decoded (4 while its length is unknown). */
+  #needed = HEADER_BYTES;
+
+  /** @param accept - the message guard. @defaultValue {@link isFrame} */
+  constructor(accept?: MessageGuard<T>) {
+    this.#accept = accept ?? (isFrame as unknown as MessageGuard<T>);
+  }
 
   /** Bytes held waiting for the rest of a frame. */
   get pendingBytes(): number {
-    return this.#buffer.length;
+    return this.#held;
   }
 
   /**
@@ -67,31 +104,53 @@ export class FrameDecoder {
    * `BRIDGE_FRAME_INVALID` on a frame over {@link MAX_FRAME_BYTES} or a malformed body; the
    * stream cannot be resynchronised after that.
    */
-  push(chunk: Uint8Array): Frame[] {
-    let buffer = this.#buffer.length === 0 ? chunk : concat(this.#buffer, chunk);
-    const frames: Frame[] = [];
+  push(chunk: Uint8Array): T[] {
+    let buffer: Uint8Array;
+    if (this.#held === 0) {
+      buffer = chunk;
+    } else {
+      // Keep a private copy: the caller may reuse its chunk buffer.
+      this.#chunks.push(new Uint8Array(chunk));
+      this.#held += chunk.length;
+      if (this.#held < this.#needed) return [];
+      buffer = this.#chunks.length === 1 ? (this.#chunks[0] as Uint8Array) : concatAll(this.#chunks, this.#held);
+      this.#chunks = [];
+      this.#held = 0;
+    }
+    const frames: T[] = [];
     for (;;) {
-      if (buffer.length < HEADER_BYTES) break;
+      if (buffer.length < HEADER_BYTES) {
+        this.#needed = HEADER_BYTES;
+        break;
+      }
       const length = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength).getUint32(0, false);
       if (length > MAX_FRAME_BYTES) throw invalid(`a frame of ${length} bytes exceeds ${MAX_FRAME_BYTES}`);
-      if (buffer.length < HEADER_BYTES + length) break;
-      frames.push(decodeBody(buffer.subarray(HEADER_BYTES, HEADER_BYTES + length)));
+      if (buffer.length < HEADER_BYTES + length) {
+        this.#needed = HEADER_BYTES + length;
+        break;
+      }
+      frames.push(decodeBody(buffer.subarray(HEADER_BYTES, HEADER_BYTES + length), this.#accept));
       buffer = buffer.subarray(HEADER_BYTES + length);
     }
-    // Keep a private copy of the tail: the caller may reuse its chunk buffer.
-    this.#buffer = buffer.length === 0 ? new Uint8Array(0) : new Uint8Array(buffer); // a copy, even of a Buffer
+    if (buffer.length > 0) {
+      this.#chunks.push(new Uint8Array(buffer)); // a copy, even of a Buffer
+      this.#held = buffer.length;
+    }
     return frames;
   }
 }
 
-function concat(head: Uint8Array, tail: Uint8Array): Uint8Array {
-  const out = new Uint8Array(head.length + tail.length);
-  out.set(head, 0);
-  out.set(tail, head.length);
+function concatAll(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
   return out;
 }
 
-function decodeBody(body: Uint8Array): Frame {
+function decodeBody<T = Frame>(body: Uint8Array, accept: MessageGuard<T> = isFrame as unknown as MessageGuard<T>): T {
   let decoded: unknown;
   try {
     decoded = packr.unpack(body);
@@ -101,7 +160,7 @@ function decodeBody(body: Uint8Array): Frame {
   if (typeof decoded !== "object" || decoded === null) throw invalid("the body is not an object");
   const { v, frame } = decoded as { v?: unknown; frame?: unknown };
   if (v !== PROTOCOL_VERSION) throw invalid(`protocol version ${String(v)} is not ${PROTOCOL_VERSION}`);
-  if (!isFrame(frame)) throw invalid("the frame's fields do not match its kind");
+  if (!accept(frame)) throw invalid("the frame's fields do not match its kind");
   return frame;
 }
 

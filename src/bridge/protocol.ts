@@ -17,6 +17,15 @@
  * positional callback arguments (see {@link FRAME_KIND}); across a process boundary or to disk
  * they are the objects below, encoded by `codec.ts`.
  *
+ * Batching inside one process: calls the script makes in the same microtask turn leave the
+ * isolate as one `tool-calls` frame, and results that reach the host in the same tick enter it
+ * through one `resolve` of the bridge (see {@link BRIDGE_OP}). Order is kept: the prelude sends
+ * queued calls before any later console line or the done frame.
+ *
+ * A call the prelude refuses (arguments that are not plain data or are too large) still crosses,
+ * as a call frame with `refusal` set and `argsJson` `"{}"`: it takes its `callIndex` and a unit
+ * of budget like any call, and the host answers it (with `BRIDGE_ERROR`), so it is traced.
+ *
  * Bump {@link PROTOCOL_VERSION} on any change to a frame's shape or meaning.
  * @module
  */
@@ -27,15 +36,22 @@ export const PROTOCOL_VERSION = 1;
 /**
  * The `kind` of every frame, in noun-verb style. Inside one process the isolate sends frames as
  * positional arguments of one callback, `send(kind, ...fields)`, in this order:
- * - `tool-call`: `callIndex, tool, argsJson`
+ * - `tool-call`: `callIndex, tool, argsJson`, then `refusal` when the prelude refused the call
+ * - `tool-calls`: one array of 4 slots per call (see {@link FRAME_KIND.calls})
  * - `console-log`: `level, text`
  * - `chain-done`: `returnJson` (or `undefined`), then on failure `name, message, stack`
  *
- * and the host answers a call with `resolve(callIndex, resultJson)`.
+ * and the host answers calls through the bridge function (see {@link BRIDGE_OP}).
  */
 export const FRAME_KIND = Object.freeze({
   /** isolate → host: a `tools.*` call. */
   call: "tool-call",
+  /**
+   * isolate → host, in one process only: several calls of one microtask turn, as one array
+   * `[callIndex, tool, argsJson, refusal, callIndex, tool, ...]` (4 slots per call; `refusal` is
+   * `undefined` for a call that was not refused).
+   */
+  calls: "tool-calls",
   /** host → isolate: the answer to one call. */
   result: "tool-result",
   /** isolate → host: one console line. */
@@ -56,8 +72,10 @@ export interface CallFrame {
   /** 0-based, assigned inside the isolate in program order; only calls that were sent count. */
   readonly callIndex: number;
   readonly tool: string;
-  /** The arguments as JSON text (an object; `{}` when the script passed none). */
+  /** The arguments as JSON text (an object; `{}` when the script passed none or the call was refused). */
   readonly argsJson: string;
+  /** Why the prelude refused the call (arguments not plain data, too large...); absent otherwise. */
+  readonly refusal?: string;
 }
 
 /** host → isolate: the outcome of call `callIndex`, an `InvocationResult` as JSON text. */
@@ -130,13 +148,25 @@ export const OUTPUT_TRUNCATED_MARKER = "[isochain: output truncated at maxOutput
 export const BRIDGE_GLOBALS = Object.freeze({
   /** host callback the prelude captures and deletes: `send(kind, ...fields)`. */
   send: "__isochain_send",
-  /** prelude function the host keeps a reference to and deletes: `resolve(callIndex, resultJson)`. */
-  resolve: "__isochain_resolve",
   /**
-   * prelude function the host keeps and deletes: `"not-started"`, `"done"`, or
-   * `"<framesSent>,<resultsReceived>"` while the script runs.
+   * the prelude's bridge function; the prelude script's completion value takes it off the
+   * global, so the host holds the only reference (see {@link BRIDGE_OP}).
    */
-  probe: "__isochain_probe",
-  /** prelude function the run wrapper calls once, which then deletes itself: `start(configJson, fn)`. */
+  bridge: "__isochain_bridge",
+  /** prelude function the compiled script calls once, which then deletes itself: `start(fn)`. */
   start: "__isochain_start",
+} as const);
+
+/**
+ * Operations of the prelude's bridge function, `bridge(op, a, b)`, which only the host can call
+ * (it never sits on the script's global object):
+ * - `configure`: `a` = {@link PreludeRunConfig} as JSON text; sent before the script starts.
+ * - `resolve`: one result, `a` = callIndex, `b` = the `InvocationResult` as JSON text; or a batch,
+ *   `a` = the callIndexes joined with `,`, `b` = a JSON array of the results in the same order.
+ * - `probe`: returns `"not-started"`, `"done"`, or `"<framesSent>,<resultsReceived>"`.
+ */
+export const BRIDGE_OP = Object.freeze({
+  configure: 1,
+  resolve: 2,
+  probe: 3,
 } as const);

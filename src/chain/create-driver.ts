@@ -1,17 +1,30 @@
 import { InProcessSandboxDriver } from "../../sandbox/in-process-driver.ts";
+import { ProcessSandboxDriver } from "../../sandbox/process-driver.ts";
 import type { SandboxDriver } from "../../sandbox/sandbox-driver.ts";
+import { ChainRuntimeError } from "../kernel/index.ts";
 
-/** Which sandbox runs chains: a built-in kind, or a driver instance you manage yourself. */
-export type DriverChoice = "in-process" | SandboxDriver;
+/**
+ * Which sandbox runs chains: a built-in kind, or a driver instance you manage yourself.
+ * `"process"` (the default of `ToolChainTool`) runs each chain in a supervised child process,
+ * so a crash inside V8 takes down a disposable child, never the host; `"in-process"` keeps the
+ * isolates in this process for the lowest latency.
+ */
+export type DriverChoice = "process" | "in-process" | SandboxDriver;
 
 /** Pool settings for the built-in drivers. */
 export interface DriverSettings {
+  /** Warm isolates (`"in-process"`) or warm child processes (`"process"`). */
   readonly poolSize: number;
   readonly memoryLimitMb: number;
 }
 
-/** Builds the driver for a choice; an instance is returned as it is. */
+/**
+ * Builds the driver for a choice; an instance is returned as it is. Throws `ChainRuntimeError`
+ * `SANDBOX_FAILED` for an unknown kind.
+ */
 export function createSandboxDriver(choice: DriverChoice, settings: DriverSettings): SandboxDriver {
   if (typeof choice !== "string") return choice;
-  return new InProcessSandboxDriver({ poolSize: settings.poolSize, memoryLimitMb: settings.memoryLimitMb });
+  if (choice === "process") return new ProcessSandboxDriver({ processes: settings.poolSize, memoryLimitMb: settings.memoryLimitMb });
+  if (choice === "in-process") return new InProcessSandboxDriver({ poolSize: settings.poolSize, memoryLimitMb: settings.memoryLimitMb });
+  throw new ChainRuntimeError("SANDBOX_FAILED", `Unknown sandbox driver ${JSON.stringify(choice)}: use "process", "in-process" or a SandboxDriver.`);
 }

@@ -1,4 +1,5 @@
 import type { ChainRunResult } from "../kernel/index.ts";
+import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
 /** Bounds of the text summary the model reads. */
 export interface RunSummaryLimits {
@@ -27,6 +28,8 @@ export function summarizeRun(run: ChainRunResult, limits: Partial<RunSummaryLimi
     lines.push(`error (${run.error.phase})${where}: ${run.error.name}: ${run.error.message}`);
     if (run.error.codeFrame) lines.push(run.error.codeFrame);
   }
+  const traceError = (run as TracedChainRunResult).traceError;
+  if (traceError) lines.push(`trace incomplete: ${traceError.code}: ${traceError.message} (${traceError.lostEvents} event(s) lost)`);
   if (run.pendingApproval) {
     lines.push(`waiting for approval of ${run.pendingApproval.tool} (request ${run.pendingApproval.id})`);
   }

@@ -14,6 +14,14 @@
  *   host is in `callTrace` whatever the outcome, calls still running when the script ends included
  *   (they are cancelled and awaited before `run` returns, so nothing starts after it).
  * - This layer knows nothing of isolated-vm; it talks to a `SandboxDriver`.
+ * - Traces (`traceStore`): one `TraceRecorder` per run, started before the first call and ended
+ *   with the result. The invoker is shared by all runs and takes hooks once, so it gets one set
+ *   of hooks that dispatch by `chainId` to the run's `ChainRunContext` (then to the user's hooks).
+ * - Call routing: each call's id is `c<callIndex>` (program order, from the isolate). A replay
+ *   gives the run a `RunPlan` whose router answers calls from a trace instead of the invoker;
+ *   answered calls are logged in the run's own trace so it stays whole and resumable.
+ * - `approvalMode: "suspend"`: see `chain-run-context.ts`; the run ends `suspended` and the
+ *   suspended call's result is kept out of the trace, so `resumeChain` runs it with the decision.
  * @module
  */
 import { randomInt, randomUUID } from "node:crypto";
@@ -25,7 +33,10 @@ import { ToolInvoker } from "../invoker/tool-invoker.ts";
 import type { InvokerSession } from "../invoker/invoker-session.ts";
 import {
   type AnyTool,
+  type ApprovalDecision,
   type ApprovalHandler,
+  type ApprovalRequest,
+  type ApprovalRequestOptions,
   type ArtifactRef,
   type BlobStore,
   brandChainTool,
@@ -33,7 +44,9 @@ import {
   type ChainPolicy,
   type ChainRunResult,
   ChainRuntimeError,
+  type ChainCallRecord,
   type ChainRunStatus,
+  digestJson,
   type Hooks,
   type InvocationResult,
   type ObjectJsonSchema,
@@ -47,8 +60,14 @@ import {
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
+import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
+import { TraceRecorder } from "../trace/trace-recorder.ts";
+import type { TraceStore } from "../trace/trace-store.ts";
+import type { RunPlan } from "./call-router.ts";
+import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
 import { createSandboxDriver, type DriverChoice } from "./create-driver.ts";
 import { summarizeRun } from "./summarize-run.ts";
+import type { ChainTraceError, TracedChainRunResult } from "./traced-chain-run-result.ts";
 
 /** How `ToolChainTool` is built. Give `toolbox` or `tools`. */
 export interface ToolChainToolOptions {
@@ -66,7 +85,7 @@ export interface ToolChainToolOptions {
   readonly hooks?: Hooks;
   /**
    * The sandbox: `"in-process"`, `"process"`, or a driver instance (shared drivers are not
-   * closed by `close()`). @defaultValue `"in-process"`
+   * closed by `close()`). @defaultValue `"process"` (see the default-driver line in the constructor)
    */
   readonly driver?: DriverChoice;
   /** Warm sandboxes kept ready. @defaultValue 2 */
@@ -75,6 +94,20 @@ export interface ToolChainToolOptions {
   readonly name?: string;
   /** When given, scripts see only the skill's `allowedTools`. */
   readonly skill?: Skill;
+  /**
+   * Where every run's trace goes (a `FileTraceStore` for crash-safe, resumable chains). Each run
+   * writes a `ChainTrace` as it happens; a store failure is reported in the run's `traceError`.
+   * @defaultValue none: runs are not traced
+   */
+  readonly traceStore?: TraceStore;
+  /**
+   * What a call needing approval does. `"wait"`: ask `approvalHandler` and wait (bounded by
+   * `approvalTimeoutMs`). `"suspend"`: end the run with `status: "suspended"` and the request in
+   * `pendingApproval`, its trace persisted; `resumeChain` continues it later, in any process.
+   * `"suspend"` needs a `traceStore`.
+   * @defaultValue `"wait"`
+   */
+  readonly approvalMode?: "wait" | "suspend";
 }
 
 /** Options of one run. */
@@ -98,6 +131,9 @@ export interface ChainInput {
 
 const SCRIPT_NAME = DEFAULT_SCRIPT_NAME;
 const MAX_ARGUMENT_BYTES = 8 * 1024 * 1024;
+
+/** @internal Runs `code` on `tool` with a replay plan (see `replay`, `resumeChain`). */
+export let runWithPlan: (tool: ToolChainTool, code: string, options: ChainRunOptions, plan: RunPlan) => Promise<TracedChainRunResult>;
 
 /**
  * The `run_chain` tool: a model writes a TypeScript script that calls `tools.*`; this runs it in
@@ -132,12 +168,21 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   readonly #toolbox: Toolbox;
   readonly #blobStore: BlobStore | undefined;
   readonly #hooks: Hooks | undefined;
+  readonly #traceStore: TraceStore | undefined;
+  readonly #approvalMode: "wait" | "suspend";
+  readonly #approvalHandler: ApprovalHandler | undefined;
+  /** Active runs by chain id, for the hooks and approval handler the invoker shares. */
+  readonly #runs = new Map<string, ChainRunContext>();
   readonly #driver: SandboxDriver;
   readonly #ownsDriver: boolean;
   #declarations: string | undefined;
   #toolNames: readonly string[] | undefined;
   #closed = false;
 
+  /**
+   * Throws `POLICY_INVALID` for an inconsistent policy, `ARGUMENT_INVALID` for
+   * `approvalMode: "suspend"` without a `traceStore` or an unknown `approvalMode`.
+   */
   constructor(options: ToolChainToolOptions) {
     this.policy = resolveChainPolicy(options.policy);
     let toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
@@ -145,15 +190,32 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     this.#toolbox = toolbox;
     this.#blobStore = options.blobStore;
     this.#hooks = options.hooks;
+    this.#traceStore = options.traceStore;
+    this.#approvalMode = options.approvalMode ?? "wait";
+    this.#approvalHandler = options.approvalHandler;
+    if (this.#approvalMode !== "wait" && this.#approvalMode !== "suspend") {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `approvalMode must be "wait" or "suspend"; got ${JSON.stringify(this.#approvalMode)}.`);
+    }
+    if (this.#approvalMode === "suspend" && !this.#traceStore) {
+      throw new ChainRuntimeError(
+        "ARGUMENT_INVALID",
+        'approvalMode "suspend" needs a traceStore: a suspended chain resumes from its trace.',
+      );
+    }
     this.name = options.name ?? "run_chain";
+    // Runs that are traced or can suspend need per-run hooks: one dispatcher, by chain id.
+    const perRun = this.#traceStore !== undefined || this.#approvalMode === "suspend";
+    const hooks = perRun ? this.#dispatchingHooks() : options.hooks;
+    // With no handler and no suspension, the invoker denies on its own (and says why).
+    const approvalHandler = this.#approvalMode === "suspend" || options.approvalHandler ? this.#dispatchingApprovalHandler() : undefined;
     this.invoker = new ToolInvoker({
       toolbox,
       policy: this.policy,
-      ...(options.approvalHandler ? { approvalHandler: options.approvalHandler } : {}),
+      ...(approvalHandler ? { approvalHandler } : {}),
       ...(options.blobStore ? { blobStore: options.blobStore } : {}),
-      ...(options.hooks ? { hooks: options.hooks } : {}),
+      ...(hooks ? { hooks } : {}),
     });
-    const driver = options.driver ?? "in-process";
+    const driver = options.driver ?? "process";
     this.#ownsDriver = typeof driver === "string";
     this.#driver = createSandboxDriver(driver, { poolSize: options.poolSize ?? 2, memoryLimitMb: this.policy.memoryLimitMb });
     brandChainTool(this);
@@ -188,19 +250,59 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
   /**
    * Runs one script. Never throws for anything the script does: syntax errors, runtime errors,
-   * limits and cancellation are statuses of the result. Throws `CHAIN_CLOSED` after `close()`.
+   * limits and cancellation are statuses of the result. With a `traceStore`, the run is traced
+   * as it happens (see {@link TracedChainRunResult.traceError}). Throws `CHAIN_CLOSED` after
+   * `close()`, `ARGUMENT_INVALID` when `options.chainId` is already running on this tool.
    */
-  async run(code: string, options: ChainRunOptions = {}): Promise<ChainRunResult> {
+  async run(code: string, options: ChainRunOptions = {}): Promise<TracedChainRunResult> {
+    return this.#run(code, options, undefined);
+  }
+
+  static {
+    runWithPlan = (tool, code, options, plan) => tool.#run(code, options, plan);
+  }
+
+  async #run(code: string, options: ChainRunOptions, plan: RunPlan | undefined): Promise<TracedChainRunResult> {
     if (this.#closed) throw new ChainRuntimeError("CHAIN_CLOSED", "This ToolChainTool was closed; create a new one.");
     const started = performance.now();
     const chainId = options.chainId ?? randomUUID();
     const seed = options.seed ?? randomInt(0, 2 ** 31 - 1);
     const clockStart = options.clockStart ?? Date.now();
+    if (this.#runs.has(chainId)) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `A chain with id ${chainId} is already running on this tool.`, { details: { chainId } });
+    }
+    const recorder = this.#traceStore ? new TraceRecorder({ store: this.#traceStore, chainId }) : undefined;
+    const run = new ChainRunContext(chainId, recorder, plan);
+    this.#runs.set(chainId, run);
+    try {
+      if (recorder) {
+        await recorder.start({
+          source: typeof code === "string" ? code : "",
+          policy: this.policy,
+          toolbox: fingerprintToolbox(this.#toolbox.callable()),
+          seed,
+          clockStart,
+          ...(plan?.parentChainId === undefined ? {} : { parentChainId: plan.parentChainId }),
+        });
+      }
+      return await this.#execute(code, options, run, { started, chainId, seed, clockStart });
+    } finally {
+      this.#runs.delete(chainId);
+    }
+  }
+
+  async #execute(
+    code: string,
+    options: ChainRunOptions,
+    run: ChainRunContext,
+    ids: { started: number; chainId: string; seed: number; clockStart: number },
+  ): Promise<TracedChainRunResult> {
+    const { started, chainId, seed, clockStart } = ids;
     await this.#fireChainStart(chainId, code);
 
     const compiled = typeof code === "string" ? compileScript(code) : invalidInput();
     if (!compiled.ok) {
-      return this.#finish(chainId, started, { status: "error", error: compiled.error, outputText: "", seed, clockStart });
+      return this.#finish(chainId, started, { status: "error", error: compiled.error, outputText: "", seed, clockStart, run });
     }
 
     const session = this.invoker.openSession({
@@ -210,19 +312,36 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const inFlight = new Set<Promise<InvocationResult>>();
     let output = "";
     const onProgress = options.onProgress;
+    const router = run.plan?.router;
+    const durableTrace = this.#traceStore?.durable === true;
     const onToolCall = (call: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
+      const callId = `c${call.callIndex}`;
+      if (run.stopReason !== undefined) return whenAborted(signal, stoppedCallResult(call.tool, run.stopReason));
+      if (durableTrace && run.recorder?.error) return Promise.resolve(traceBrokenResult(call.tool, run.recorder.error));
+      const route = router?.route({ callId, tool: call.tool, argsJson: call.argsJson });
+      if (route?.kind === "answer") {
+        if (route.halt) run.halt();
+        if (!route.record) return Promise.resolve(route.result);
+        return this.#recordAnswer(run, callId, call, route.result);
+      }
+      if (route?.approval !== undefined) run.presetApproval(callId, route.approval);
+      run.liveCallStarted();
       const pending = this.invoker.invoke(
-        { id: `c${call.callIndex}`, name: call.tool, arguments: call.argsJson },
-        { session, ctx: { signal, callId: `c${call.callIndex}` }, ...(onProgress ? { onProgress } : {}) },
+        { id: callId, name: call.tool, arguments: call.argsJson },
+        { session, ctx: { signal, callId }, ...(onProgress ? { onProgress } : {}) },
       );
       inFlight.add(pending);
-      void pending.finally(() => inFlight.delete(pending));
+      void pending.finally(() => {
+        inFlight.delete(pending);
+        run.liveCallEnded();
+      });
       return pending;
     };
     const onLog = (level: SandboxLogLevel, text: string): void => {
       output += `${text}\n`; // one console call = one line
       if (onProgress) safeProgress(onProgress, { type: "log", level, text });
     };
+    const signal = options.signal ? AbortSignal.any([options.signal, run.stop.signal]) : run.stop.signal;
 
     let outcome: SandboxRunOutcome;
     try {
@@ -230,7 +349,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         chainId,
         script: compiled.code,
         scriptName: SCRIPT_NAME,
-        toolNames: this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name),
+        toolNames: run.plan?.toolNames ?? (this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name)),
         maxToolCalls: this.policy.maxToolCalls,
         limits: {
           memoryLimitMb: this.policy.memoryLimitMb,
@@ -241,7 +360,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         },
         seed,
         clockStart,
-        ...(options.signal ? { signal: options.signal } : {}),
+        signal,
         onToolCall,
         onLog,
       });
@@ -257,16 +376,95 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // Calls still running were cancelled by the driver; wait for their records so the trace is whole.
     if (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     await session.close();
+    const suspended = run.stopReason === "suspended" && run.pendingApproval !== undefined;
     return this.#finish(chainId, started, {
-      status: outcome.status,
-      outcome,
+      status: suspended ? "suspended" : outcome.status,
+      outcome: suspended ? withoutError(outcome) : outcome,
       compiled,
       source: code,
       session,
       outputText: output,
       seed,
       clockStart,
+      run,
     });
+  }
+
+  /** Logs a call answered from a trace (resume) as a completed call, then hands its result over. */
+  async #recordAnswer(run: ChainRunContext, callId: string, call: SandboxToolCall, result: InvocationResult): Promise<InvocationResult> {
+    const seq = run.nextAnsweredSeq();
+    const args = parseArguments(call.argsJson);
+    const startedAt = Date.now();
+    const record: ChainCallRecord = {
+      seq,
+      callId,
+      tool: call.tool,
+      argsDigest: digestJson(args),
+      status: result.status,
+      startedAt,
+      durationMs: 0,
+      ...(result.status === "ok" ? {} : { error: result.text, code: result.code }),
+    };
+    run.answeredRecords.push(record);
+    const hooks = run.recorder?.hooks();
+    if (hooks) {
+      await hooks.TOOL_START?.({ event: "TOOL_START", chainId: run.chainId, callId, seq, tool: call.tool, args, startedAt });
+      await hooks.TOOL_END?.({ event: "TOOL_END", chainId: run.chainId, callId, seq, tool: call.tool, record, result });
+    }
+    return result;
+  }
+
+  /** The invoker's hooks: per-run bookkeeping and trace, then the user's hooks. */
+  #dispatchingHooks(): Hooks {
+    const user = this.#hooks;
+    const callUser = async <E extends "TOOL_START" | "TOOL_END">(event: E, payload: Parameters<NonNullable<Hooks[E]>>[0]): Promise<void> => {
+      const hook = user?.[event] as ((payload: unknown) => void | Promise<void>) | undefined;
+      if (!hook) return;
+      try {
+        await hook(payload);
+      } catch (error) {
+        try {
+          user?.onHookError?.(error, event);
+        } catch {
+          // nothing left to report to
+        }
+      }
+    };
+    return {
+      TOOL_START: async (payload) => {
+        const run = this.#runs.get(payload.chainId);
+        if (run) {
+          const seen = run.onToolStart(payload);
+          await run.recorder?.hooks().TOOL_START?.(seen);
+        }
+        await callUser("TOOL_START", payload);
+      },
+      TOOL_END: async (payload) => {
+        const run = this.#runs.get(payload.chainId);
+        if (run) {
+          const seen = run.onToolEnd(payload);
+          if (seen) await run.recorder?.hooks().TOOL_END?.(seen);
+        }
+        await callUser("TOOL_END", payload);
+      },
+    };
+  }
+
+  /** The invoker's approval handler: a resumed decision, a suspension, or the user's handler. */
+  #dispatchingApprovalHandler(): ApprovalHandler {
+    return {
+      request: async (request: ApprovalRequest, options: ApprovalRequestOptions): Promise<ApprovalDecision> => {
+        const run = this.#runs.get(request.chainId);
+        if (run) {
+          const callId = run.callIdOf(request);
+          const preset = run.takePresetApproval(callId);
+          if (preset !== undefined) return preset;
+          if (this.#approvalMode === "suspend") return run.suspend(request, callId, options.signal);
+        }
+        if (this.#approvalHandler) return this.#approvalHandler.request(request, options);
+        return "denied";
+      },
+    };
   }
 
   /** `run_chain` as a tool: a bounded text summary for the model, the full run as `structuredContent`. */
@@ -307,8 +505,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       compiled?: Extract<CompileResult, { ok: true }>;
       source?: string;
       session?: InvokerSession;
+      run: ChainRunContext;
     },
-  ): Promise<ChainRunResult> {
+  ): Promise<TracedChainRunResult> {
+    const { run } = parts;
     const { outcome, compiled, session } = parts;
     let error = parts.error;
     if (!error && outcome?.error && compiled && parts.source !== undefined) {
@@ -328,26 +528,47 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       }
     }
     const durationMs = performance.now() - started;
-    const result: ChainRunResult = {
+    // Records are kept in completion order; the trace reads in arrival order. Calls answered from
+    // a trace count as calls of this run; suspended calls (never run) are left out.
+    const callTrace: ChainCallRecord[] = [...run.answeredRecords];
+    if (session) {
+      for (const record of session.trace) {
+        if (run.isSuspended(record.callId)) continue;
+        const seq = run.runSeq(record.seq);
+        callTrace.push(seq === record.seq ? record : { ...record, seq });
+      }
+    }
+    callTrace.sort((a, b) => a.seq - b.seq);
+    const pendingApproval = parts.status === "suspended" ? run.pendingApproval : undefined;
+    let result: TracedChainRunResult = {
       chainId,
       status: parts.status,
       ...(returnValue !== undefined ? { returnValue } : {}),
       ...(returnArtifactRef ? { returnArtifactRef } : {}),
       outputText: parts.outputText,
       ...(error ? { error } : {}),
-      // Records are kept in completion order; the trace reads in arrival order.
-      callTrace: session ? [...session.trace].sort((a, b) => a.seq - b.seq) : [],
+      callTrace,
       ...(session && session.droppedRecords > 0 ? { droppedCallRecords: session.droppedRecords } : {}),
       durationMs,
       stats: {
         wallMs: outcome?.wallMs ?? durationMs,
         cpuMs: outcome?.cpuMs ?? 0,
         heapBytes: outcome?.heapBytes ?? 0,
-        toolCalls: session ? session.callCount : 0,
+        // Calls answered from a trace count; calls suspended for approval (never run) do not.
+        toolCalls: (session ? session.callCount - run.suspendedCount : 0) + run.answeredRecords.length,
       },
       seed: parts.seed,
       clockStart: parts.clockStart,
+      ...(pendingApproval ? { pendingApproval } : {}),
     };
+    if (run.recorder) {
+      await run.recorder.end(result);
+      const failure = run.recorder.error;
+      if (failure) {
+        const traceError: ChainTraceError = { code: failure.code, message: failure.message, lostEvents: run.recorder.failures.length };
+        result = { ...result, traceError };
+      }
+    }
     await this.#fireChainEnd(chainId, result);
     return result;
   }
@@ -371,6 +592,27 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       this.#hooks?.onHookError?.(error, "CHAIN_END");
     }
   }
+}
+
+function withoutError(outcome: SandboxRunOutcome): SandboxRunOutcome {
+  const { error: _error, ...rest } = outcome;
+  return rest;
+}
+
+/** Resolves `value` when `signal` aborts (at once when it has). */
+function whenAborted<T>(signal: AbortSignal, value: T): Promise<T> {
+  if (signal.aborted) return Promise.resolve(value);
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value), { once: true }));
+}
+
+function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationResult {
+  return {
+    status: "error",
+    code: "STORE_FAILED",
+    text:
+      `tools.${tool}: the chain's trace store failed (${error.code}: ${error.message}), so no further tool calls run in this chain: ` +
+      "a call that is not on disk could be repeated by a resume.",
+  };
 }
 
 function invalidInput(): { ok: false; error: ChainError } {

@@ -2,35 +2,29 @@
 /**
  * The `isochain` command. Delivery only: parses arguments, calls the public API, prints.
  *
- *   isochain run <script.ts> --tools <module.ts> [--approve auto|deny|prompt] [--max-calls N]
- *                [--driver in-process] [--store DIR] [--json]
+ *   isochain run <script.ts> --tools <module.ts> [--approve auto|deny|prompt|suspend] [--max-calls N]
+ *                [--store DIR] [--no-trace] [--json]
+ *   isochain trace ls|show|export ...
+ *   isochain replay <id|file> [--resume --tools <module.ts>] ...
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
-  AutoApprovalHandler,
-  type ApprovalHandler,
   type ArtifactRef,
-  type ChainRunResult,
-  CliApprovalHandler,
   FileBlobStore,
+  FileTraceStore,
   isChainRuntimeError,
+  type TracedChainRunResult,
   ToolChainTool,
 } from "../index.ts";
 import { loadToolModule } from "./load-tools.ts";
 import { formatRun } from "./format-run.ts";
+import { approvalHandlerFor } from "./approval-handler-for.ts";
+import { replayCommand } from "./replay-command.ts";
+import { traceCommand } from "./trace-command.ts";
+import { USAGE } from "./usage.ts";
 
-const USAGE = `Usage:
-  isochain run <script.ts> --tools <module.ts> [options]
-
-Options for run:
-  --tools <module>        module exporting the tools (named exports, a Toolbox, or an array)
-  --approve <mode>        auto | deny | prompt (default: prompt on a terminal, else deny)
-  --max-calls <n>         tool-call budget (default 50)
-  --store <dir>           where artifacts are kept (default .isochain)
-  --json                  print the ChainRunResult as JSON
-  -h, --help              this text`;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -39,6 +33,8 @@ async function main(argv: readonly string[]): Promise<number> {
     return command === undefined ? 2 : 0;
   }
   if (command === "run") return runCommand(rest);
+  if (command === "trace") return traceCommand(rest);
+  if (command === "replay") return replayCommand(rest);
   process.stderr.write(`isochain: unknown command "${command}"\n\n${USAGE}\n`);
   return 2;
 }
@@ -52,9 +48,11 @@ async function runCommand(args: readonly string[]): Promise<number> {
       approve: { type: "string" },
       "max-calls": { type: "string" },
       store: { type: "string", default: ".isochain" },
+      trace: { type: "boolean", default: true },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
+    allowNegative: true,
   });
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
@@ -70,11 +68,16 @@ async function runCommand(args: readonly string[]): Promise<number> {
   const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
   const maxToolCalls = values["max-calls"] === undefined ? undefined : Number(values["max-calls"]);
   const artifacts = new Map<ArtifactRef, string>();
-  const approvalHandler = approvalHandlerFor(values.approve);
+  const suspend = values.approve === "suspend";
+  const approvalHandler = suspend ? undefined : approvalHandlerFor(values.approve);
+  const traceStore = values.trace || suspend ? new FileTraceStore({ dir: join(values.store, "traces") }) : undefined;
+  if (suspend && !values.trace) process.stderr.write("isochain run: --approve suspend needs the trace; --no-trace ignored\n");
   const chain = new ToolChainTool({
     toolbox,
     blobStore,
     ...(approvalHandler ? { approvalHandler } : {}),
+    ...(traceStore ? { traceStore } : {}),
+    ...(suspend ? { approvalMode: "suspend" as const } : {}),
     ...(maxToolCalls === undefined ? {} : { policy: { maxToolCalls } }),
     hooks: {
       TOOL_END: ({ tool, result }) => {
@@ -84,7 +87,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
       },
     },
   });
-  let run: ChainRunResult;
+  let run: TracedChainRunResult;
   try {
     run = await chain.run(code);
   } finally {
@@ -95,22 +98,22 @@ async function runCommand(args: readonly string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
   } else {
     process.stdout.write(await formatRun(run, { scriptPath, code, artifacts, blobStore }));
+    if (traceStore && !run.traceError) process.stdout.write(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)})\n`);
+    if (run.pendingApproval) {
+      process.stdout.write(
+        `\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clip(JSON.stringify(run.pendingApproval.args), 160)}\n` +
+          `resume with: isochain replay ${run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`,
+      );
+    }
+  }
+  if (run.traceError) {
+    process.stderr.write(`isochain: warning: the trace is incomplete (${run.traceError.code}: ${run.traceError.message}; ${run.traceError.lostEvents} event(s) lost)\n`);
   }
   return run.status === "ok" ? 0 : 1;
 }
 
-function approvalHandlerFor(mode: string | undefined): ApprovalHandler | undefined {
-  const chosen = mode ?? (process.stdin.isTTY ? "prompt" : "deny");
-  switch (chosen) {
-    case "auto":
-      return new AutoApprovalHandler("approved");
-    case "deny":
-      return undefined;
-    case "prompt":
-      return new CliApprovalHandler({ input: process.stdin, output: process.stderr });
-    default:
-      throw new Error(`--approve must be auto, deny or prompt; got "${chosen}"`);
-  }
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 main(process.argv.slice(2)).then(

@@ -20,17 +20,37 @@ export interface MapRuntimeErrorOptions {
   readonly scriptName: string;
 }
 
+/** Longest error name kept, characters; the rest is cut with a marker. */
+export const MAX_ERROR_NAME_CHARS = 200;
+/** Longest error message kept, characters; the rest is cut with a marker. */
+export const MAX_ERROR_MESSAGE_CHARS = 4096;
+/** Stack lines read (and mapped); later lines are replaced by one marker line. */
+export const MAX_STACK_LINES = 100;
+/** Longest stack line kept, characters. */
+export const MAX_STACK_LINE_CHARS = 1000;
+
 /**
  * Turns a sandbox fault into a {@link ChainError} about the original script: the stack is
  * mapped (frames outside the script dropped), and `line`, `column` and `codeFrame` come from
  * its first frame in the script. A fault with no such frame (a limit hit in the prelude)
  * keeps only phase, name, message and the mapped stack.
+ *
+ * Every field is script-controlled (a script may throw `{ name, message, stack }` of any size),
+ * so each is bounded before any work is done on it: name {@link MAX_ERROR_NAME_CHARS}, message
+ * {@link MAX_ERROR_MESSAGE_CHARS}, stack {@link MAX_STACK_LINES} lines of at most
+ * {@link MAX_STACK_LINE_CHARS}. A huge forged stack therefore cannot stall the host while it is
+ * mapped, nor flood the model's context through the run summary.
  */
 export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErrorOptions): ChainError {
-  const base = { phase: fault.phase, name: fault.name, message: fault.message };
+  const base = {
+    phase: fault.phase,
+    name: clip(fault.name, MAX_ERROR_NAME_CHARS),
+    message: clip(fault.message, MAX_ERROR_MESSAGE_CHARS),
+  };
   if (fault.stack === undefined) return base;
-  const stack = options.map.mapStack(fault.stack, options.scriptName);
-  const position = options.map.locateError(fault.stack, options.scriptName);
+  const bounded = boundStack(fault.stack);
+  const stack = options.map.mapStack(bounded, options.scriptName);
+  const position = options.map.locateError(bounded, options.scriptName);
   if (position === undefined) return { ...base, stack };
   return {
     ...base,
@@ -39,4 +59,32 @@ export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErr
     column: position.column,
     codeFrame: codeFrame(options.source, position.line, position.column),
   };
+}
+
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let head = text.slice(0, max);
+  const last = head.charCodeAt(head.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1); // never half a surrogate pair
+  return `${head}… [${text.length - head.length} more characters]`;
+}
+
+/** The first {@link MAX_STACK_LINES} lines of `stack`, each clipped; never splits the whole text. */
+function boundStack(stack: string): string {
+  if (stack.length <= MAX_STACK_LINE_CHARS && stack.indexOf("\n") < 0) return stack;
+  const lines: string[] = [];
+  let start = 0;
+  while (start <= stack.length && lines.length < MAX_STACK_LINES) {
+    let end = stack.indexOf("\n", start);
+    if (end < 0) end = stack.length;
+    const length = end - start;
+    lines.push(
+      length <= MAX_STACK_LINE_CHARS
+        ? stack.slice(start, end)
+        : `${stack.slice(start, start + MAX_STACK_LINE_CHARS)}… [${length - MAX_STACK_LINE_CHARS} more characters]`,
+    );
+    start = end + 1;
+  }
+  if (start < stack.length) lines.push(`    … [stack cut: ${stack.length - start} more characters]`);
+  return lines.join("\n");
 }

@@ -35,6 +35,9 @@ export function chainScript(body: string): string {
 
 const ok = (text: string): InvocationResult => ({ status: "ok", text });
 
+/** How a host answers a call the sandbox refused (the chain layer records it as a BRIDGE_ERROR). */
+const refused = (call: SandboxToolCall): InvocationResult => ({ status: "error", code: "BRIDGE_ERROR", text: call.refusal ?? "" });
+
 interface Harness {
   readonly calls: SandboxToolCall[];
   readonly logs: { level: SandboxLogLevel; text: string }[];
@@ -69,7 +72,7 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         onToolCall: (call, signal) => {
           harness.calls.push(call);
           harness.signals.push(signal);
-          return Promise.resolve(ok(call.argsJson));
+          return Promise.resolve(call.refusal === undefined ? ok(call.argsJson) : refused(call));
         },
         onLog: (level, text) => harness.logs.push({ level, text }),
         ...rest,
@@ -156,22 +159,49 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         ["a cycle", "(() => { const o = { a: {} }; o.a.self = o; return o; })()", /cycle at \.a\.self/],
         ["a getter", "{ get g() { return 1; } }", /getter or setter at \.g/],
         ["a Map", "{ m: new Map() }", /Map at \.m/],
-      ])("refuses %s in arguments with BRIDGE_ERROR, without reaching the host", async (_label, args, pattern) => {
-        const outcome = await run(`return await tools.echo(${args});`);
+        ["an array", "[1, 2]", /arguments must be one object/],
+      ])("refuses %s in arguments: the call reaches the host with a refusal and the script sees BRIDGE_ERROR", async (_label, args, pattern) => {
+        const outcome = await run(`const r = await tools.echo(${args}); return [r, budget.remaining];`);
         expect(outcome.status).toBe("ok");
-        const result = JSON.parse(outcome.returnJson ?? "null") as InvocationResult;
+        const [result, remaining] = JSON.parse(outcome.returnJson ?? "null") as [InvocationResult, number];
         expect(result).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
         expect(result.text).toMatch(pattern);
-        expect(outcome.calls).toEqual([]);
+        expect(remaining).toBe(19);
+        expect(outcome.calls).toHaveLength(1);
+        expect(outcome.calls[0]).toMatchObject({ callIndex: 0, tool: "echo", argsJson: "{}" });
+        expect(outcome.calls[0]?.refusal).toMatch(pattern);
       });
 
-      it("refuses arguments over maxArgumentBytes and does not count them against the budget", async () => {
+      it("refuses arguments over maxArgumentBytes as a call with a refusal that uses budget", async () => {
         const outcome = await run('const r = await tools.echo({ s: "é".repeat(600) }); return [r, budget.remaining];');
         const [result, remaining] = JSON.parse(outcome.returnJson ?? "null") as [InvocationResult, number];
         expect(result).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
         expect(result.text).toMatch(/over the 1024-byte limit/);
-        expect(remaining).toBe(20);
-        expect(outcome.calls).toEqual([]);
+        expect(remaining).toBe(19);
+        expect(outcome.calls).toEqual([{ callIndex: 0, tool: "echo", argsJson: "{}", refusal: result.text }]);
+      });
+
+      it("numbers refused calls in program order with the others and sends no refusal field otherwise", async () => {
+        const outcome = await run("await Promise.all([tools.echo({ a: 1 }), tools.echo({ f() {} }), tools.echo({ a: 3 })]); return budget.remaining;");
+        expect(outcome.returnJson).toBe("17");
+        expect(outcome.calls.map((call) => [call.callIndex, call.argsJson, "refusal" in call])).toEqual([
+          [0, '{"a":1}', false],
+          [1, "{}", true],
+          [2, '{"a":3}', false],
+        ]);
+      });
+
+      it("keeps program order between calls and console lines of the same turn", async () => {
+        const order: string[] = [];
+        const outcome = await run("const p = tools.echo({ a: 1 }); console.log('after'); await p; tools.echo({ b: 2 }); return 1;", {
+          onToolCall: (call) => {
+            order.push(`call ${call.argsJson}`);
+            return Promise.resolve(ok(call.argsJson));
+          },
+          onLog: (_level, text) => order.push(`log ${text}`),
+        });
+        expect(outcome.status).toBe("ok");
+        expect(order).toEqual(['call {"a":1}', "log after", 'call {"b":2}']);
       });
 
       it("resolves a rejected onToolCall as a TOOL_ERROR result instead of failing the run", async () => {
@@ -374,7 +404,7 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
 
     describe("isolation", () => {
       it("exposes only standard built-ins plus tools, console, budget and artifact", async () => {
-        const names = ["process", "require", "module", "fetch", "setTimeout", "setInterval", "setImmediate", "queueMicrotask", "Buffer", "global", "WebAssembly", "SharedArrayBuffer", "Atomics", "__isochain_send", "__isochain_resolve", "__isochain_probe", "__isochain_start"];
+        const names = ["process", "require", "module", "fetch", "setTimeout", "setInterval", "setImmediate", "queueMicrotask", "Buffer", "global", "WebAssembly", "SharedArrayBuffer", "Atomics", "__isochain_send", "__isochain_bridge", "__isochain_resolve", "__isochain_probe", "__isochain_start"];
         const outcome = await run(`return [${names.map((n) => `typeof ${n}`).join(", ")}, typeof tools, typeof console, typeof budget, typeof artifact];`);
         expect(JSON.parse(outcome.returnJson ?? "null")).toEqual([...names.map(() => "undefined"), "object", "object", "object", "function"]);
       });

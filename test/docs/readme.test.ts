@@ -30,7 +30,7 @@ describe("README", () => {
       const files = blocks.map((code, index) => {
         const file = join(dir, `block-${index}.ts`);
         // Blocks may lean on names an earlier block defined (toolbox, blobStore): declare them.
-        const prelude = index === 0 ? "" : 'declare const toolbox: import("isochain").Toolbox;\ndeclare const blobStore: import("isochain").BlobStore;\n';
+        const prelude = index === 0 ? "" : 'declare const toolbox: import("isochain").Toolbox;\ndeclare const blobStore: import("isochain").BlobStore;\ndeclare const code: string;\n';
         writeFileSync(file, `${prelude}${code.replaceAll('"isochain"', JSON.stringify(entry))}\nexport {};\n`);
         return file;
       });

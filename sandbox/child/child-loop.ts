@@ -1,0 +1,149 @@
+/**
+ * The child side of the process driver: a warm {@link IsolatePool} of one isolate and a loop
+ * that runs one chain at a time with it, turning the runner's callbacks into messages.
+ *
+ * ```
+ *  child-init ─ IsolatePool({ poolSize: 1 }).warm() ─ child-ready
+ *  chain-run  ─ pool.acquire(limit) ─ runner.run(request) ─ chain-outcome ─ pool.release
+ *             ─ pool.warm() (next context prepared) ─ child-ready
+ *                    │ onToolCall ─ tool-call ─▶ host ─ tool-result ─▶ resolve the call
+ *                    │ onLog      ─ console-log ─▶ host
+ *  chain-cancel ─ abort the run's signal (the runner disposes the isolate: `cancelled`)
+ *  pipe closed  ─ exit (the host is gone or retired this child)
+ * ```
+ *
+ * Results arrive as the `InvocationResult`'s JSON text (serialised on the host) and are parsed
+ * here because the runner takes an object and serialises it again for the isolate.
+ * Everything that can fail in a run becomes an outcome; anything else (a bug, a V8 fatal
+ * error) ends the process, and the host reports the chain as a sandbox death.
+ * @module
+ */
+import { FRAME_KIND } from "../../src/bridge/protocol.ts";
+import { describeThrown, type InvocationResult } from "../../src/kernel/index.ts";
+import { IsolatePool } from "../isolate-pool.ts";
+import type { Duplex } from "node:stream";
+import { ProcessChannel } from "../process-channel.ts";
+import { isHostMessage, PROCESS_MESSAGE_KIND, type ChainRunMessage, type ChildMessage, type HostMessage } from "../process-protocol.ts";
+import type { SandboxRunOutcome } from "../sandbox-driver.ts";
+
+/** The chain in progress. */
+interface ActiveRun {
+  readonly controller: AbortController;
+  readonly pending: Map<number, (result: InvocationResult) => void>;
+}
+
+/** Serves chains over the host pipe, one at a time; see the module comment. */
+export class ChildLoop {
+  readonly #channel: ProcessChannel<HostMessage, ChildMessage>;
+  #pool: IsolatePool | undefined;
+  #active: ActiveRun | undefined;
+
+  /**
+   * Starts serving the host on `pipe`. When the pipe closes, the isolates are disposed and
+   * `onClose` is called (`reason` set when the stream broke or carried a malformed message).
+   */
+  constructor(pipe: Duplex, onClose: (reason?: string) => void) {
+    this.#channel = new ProcessChannel<HostMessage, ChildMessage>(pipe, isHostMessage, {
+      onMessage: (message) => this.#onMessage(message),
+      onClose: (reason) => {
+        this.#close();
+        onClose(reason);
+      },
+    });
+  }
+
+  #onMessage(message: HostMessage): void {
+    switch (message.kind) {
+      case FRAME_KIND.result: {
+        const resolve = this.#active?.pending.get(message.callIndex);
+        if (resolve === undefined) return; // a result sent before the host read the outcome
+        this.#active?.pending.delete(message.callIndex);
+        resolve(parseResult(message.resultJson));
+        return;
+      }
+      case PROCESS_MESSAGE_KIND.run:
+        void this.#run(message);
+        return;
+      case PROCESS_MESSAGE_KIND.cancel:
+        this.#active?.controller.abort();
+        return;
+      case PROCESS_MESSAGE_KIND.init:
+        void this.#init(message.memoryLimitMb, message.maxRunsPerIsolate, message.preludeSource);
+        return;
+    }
+  }
+
+  #close(): void {
+    this.#active?.controller.abort();
+    this.#pool?.close();
+  }
+
+  async #init(memoryLimitMb: number, maxRunsPerIsolate: number, preludeSource: string): Promise<void> {
+    this.#pool?.close();
+    const pool = new IsolatePool({ poolSize: 1, memoryLimitMb, maxRunsPerIsolate, preludeSource });
+    this.#pool = pool;
+    await pool.warm();
+    this.#channel.send({ kind: PROCESS_MESSAGE_KIND.ready });
+  }
+
+  async #run(message: ChainRunMessage): Promise<void> {
+    const pool = this.#pool;
+    let outcome: SandboxRunOutcome;
+    if (pool === undefined || this.#active !== undefined) {
+      outcome = sandboxFailure(pool === undefined ? "the child was not initialised" : "the child is already running a chain");
+    } else {
+      const active: ActiveRun = { controller: new AbortController(), pending: new Map() };
+      this.#active = active;
+      outcome = await this.#execute(pool, active, message);
+      this.#active = undefined;
+    }
+    this.#channel.send({ kind: PROCESS_MESSAGE_KIND.outcome, outcome });
+    // Tell the host when the next context is ready, so it can prefer a child that has one.
+    await pool?.warm();
+    this.#channel.send({ kind: PROCESS_MESSAGE_KIND.ready });
+  }
+
+  async #execute(pool: IsolatePool, active: ActiveRun, message: ChainRunMessage): Promise<SandboxRunOutcome> {
+    let runner;
+    try {
+      runner = pool.acquire(message.limits.memoryLimitMb);
+    } catch (error) {
+      return sandboxFailure(`could not start an isolate: ${describeThrown(error)}`);
+    }
+    const channel = this.#channel;
+    try {
+      return await runner.run({
+        chainId: message.chainId,
+        script: message.script,
+        scriptName: message.scriptName,
+        toolNames: message.toolNames,
+        maxToolCalls: message.maxToolCalls,
+        limits: message.limits,
+        seed: message.seed,
+        clockStart: message.clockStart,
+        signal: active.controller.signal,
+        onToolCall: (call) =>
+          new Promise<InvocationResult>((resolve) => {
+            active.pending.set(call.callIndex, resolve);
+            channel.send({ kind: FRAME_KIND.call, callIndex: call.callIndex, tool: call.tool, argsJson: call.argsJson });
+          }),
+        onLog: (level, text) => channel.send({ kind: FRAME_KIND.log, level, text }),
+      });
+    } finally {
+      active.pending.clear();
+      pool.release(runner);
+    }
+  }
+}
+
+function parseResult(resultJson: string): InvocationResult {
+  try {
+    return JSON.parse(resultJson) as InvocationResult;
+  } catch (error) {
+    return { status: "error", code: "BRIDGE_ERROR", text: `the result could not be read: ${describeThrown(error)}` };
+  }
+}
+
+function sandboxFailure(message: string): SandboxRunOutcome {
+  return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+}

@@ -1,0 +1,303 @@
+/**
+ * The default driver: each chain runs in an isolated-vm isolate inside a supervised child
+ * process, so a V8 fatal error (a native abort, an allocation V8 cannot satisfy) or a wedged
+ * isolate takes down a disposable child, never the host. Tool calls still run on the host (the
+ * child forwards them), so the host keeps the trace whole whatever happens to the child.
+ *
+ * ```
+ *  run ─ acquire: an idle child │ else the first to free up, spawning an extra up to
+ *      │                          maxProcesses while chains wait
+ *      └ SandboxProcess.run ─ outcome ─ release: idle again │ worn out: retired and replaced
+ *  background: keep `processes` children alive and warm; replace every child that dies
+ * ```
+ *
+ * Invariants:
+ * - A child's start (~0.1-0.4 s) is off the critical path once the pool is warm: replacements
+ *   for dead, killed and worn-out children are spawned in the background.
+ * - One chain per child at a time; a child that died, was killed by the host's timer or was
+ *   cancelled by force is dropped, never reused. Other chains are untouched.
+ * - After {@link ProcessSandboxDriver.close} no child is left and `run` rejects with
+ *   `SANDBOX_FAILED`.
+ * @module
+ */
+import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ChainRuntimeError } from "../src/kernel/index.ts";
+import { getPreludeSource } from "./prelude-bundle.ts";
+import { SandboxProcess } from "./sandbox-process.ts";
+import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+
+/** The child entry next to this file: `.ts` in the source tree (Node's type stripping), `.js` when built. */
+const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+
+/** Consecutive failed starts after which waiting chains are refused instead of retried. */
+const MAX_START_FAILURES = 3;
+/** How long an idle child beyond `processes` lingers before it is retired, ms. */
+const EXTRA_IDLE_MS = 10_000;
+
+/** Options of a {@link ProcessSandboxDriver}. */
+export interface ProcessSandboxDriverOptions {
+  /** Child processes kept alive and warm. @defaultValue 2 */
+  readonly processes?: number;
+  /** Most children alive at once; chains beyond that wait for a free one. @defaultValue max(4, 2 × processes) */
+  readonly maxProcesses?: number;
+  /** Heap limit of the isolate each child keeps warm, MiB (a chain with another limit gets a fresh isolate in its child). @defaultValue 128 */
+  readonly memoryLimitMb?: number;
+  /** Chains a child serves before it is replaced. @defaultValue 1000 */
+  readonly maxRunsPerProcess?: number;
+  /** Chains an isolate serves inside its child before it is replaced. @defaultValue 100 */
+  readonly maxRunsPerIsolate?: number;
+  /** How long past `totalTimeoutMs`, or after a cancel, the host waits for a child before SIGKILL, ms. @defaultValue 100 */
+  readonly killGraceMs?: number;
+  /** Prelude source override, for tests. @defaultValue the bundled prelude */
+  readonly preludeSource?: string;
+}
+
+interface Waiter {
+  readonly resolve: (child: SandboxProcess) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** Runs scripts in isolates inside a pool of supervised child processes; see the module comment. */
+export class ProcessSandboxDriver implements SandboxDriver {
+  /** Always `"process"`. */
+  readonly kind = "process";
+  /** Children kept alive and warm. */
+  readonly processes: number;
+  /** Most children alive at once. */
+  readonly maxProcesses: number;
+  /** Heap limit of the warm isolates, MiB. */
+  readonly memoryLimitMb: number;
+  /** Chains a child serves before it is replaced. */
+  readonly maxRunsPerProcess: number;
+  readonly #maxRunsPerIsolate: number;
+  readonly #killGraceMs: number;
+  readonly #preludeOverride: string | undefined;
+  #preludeSource: string | undefined;
+  readonly #children = new Set<SandboxProcess>();
+  readonly #idle: SandboxProcess[] = [];
+  readonly #waiters: Waiter[] = [];
+  readonly #extraTimers = new Map<SandboxProcess, ReturnType<typeof setTimeout>>();
+  #spawned = 0;
+  #startFailures = 0;
+  #closed = false;
+
+  /** Creates the driver; children are spawned by {@link warm} or the first {@link run}. Throws `ChainRuntimeError` `SANDBOX_FAILED` on nonsensical sizes. */
+  constructor(options: ProcessSandboxDriverOptions = {}) {
+    this.processes = options.processes ?? 2;
+    this.maxProcesses = options.maxProcesses ?? Math.max(4, 2 * this.processes);
+    this.memoryLimitMb = options.memoryLimitMb ?? 128;
+    this.maxRunsPerProcess = options.maxRunsPerProcess ?? 1_000;
+    this.#maxRunsPerIsolate = options.maxRunsPerIsolate ?? 100;
+    this.#killGraceMs = options.killGraceMs ?? 100;
+    this.#preludeOverride = options.preludeSource;
+    if (!(Number.isInteger(this.processes) && this.processes >= 0 && Number.isInteger(this.maxProcesses) && this.maxProcesses >= Math.max(1, this.processes))) {
+      throw new ChainRuntimeError("SANDBOX_FAILED", "ProcessSandboxDriver needs integer sizes with 0 <= processes <= maxProcesses and maxProcesses >= 1.", {
+        details: { processes: this.processes, maxProcesses: this.maxProcesses },
+      });
+    }
+  }
+
+  /** Children spawned since the driver was made (a debugging and test aid). */
+  get spawnCount(): number {
+    return this.#spawned;
+  }
+
+  /** Process ids of the live children (a debugging and test aid). */
+  pids(): number[] {
+    return [...this.#children].filter((child) => child.state !== "exited").map((child) => child.pid);
+  }
+
+  /** Process id of the child running chain `chainId`, if one is (a debugging and test aid). */
+  pidOf(chainId: string): number | undefined {
+    for (const child of this.#children) if (child.chainId === chainId) return child.pid;
+    return undefined;
+  }
+
+  /**
+   * Runs one script in a fresh context inside a child process. Never rejects for script
+   * behaviour (a child's death is an outcome); rejects with `ChainRuntimeError`
+   * `SANDBOX_FAILED` after {@link close} or when no child can be started.
+   */
+  async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
+    if (this.#closed) throw closedError();
+    if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
+    const child = await this.#acquire(request.signal);
+    if (child === undefined) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
+    try {
+      return await child.run(request);
+    } finally {
+      this.#release(child);
+    }
+  }
+
+  /**
+   * Starts children up to `processes` and waits until they are ready and every idle child has
+   * its next context prepared. Rejects with `SANDBOX_FAILED` when none could start.
+   */
+  async warm(): Promise<void> {
+    if (this.#closed) throw closedError();
+    if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
+    this.#refill();
+    const starting = [...this.#children].filter((child) => child.state === "starting");
+    const results = await Promise.allSettled(starting.map((child) => child.ready));
+    const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
+    if (failed !== undefined && this.#idle.length === 0 && this.processes > 0) throw failed.reason;
+    await Promise.all(this.#idle.map((child) => child.whenPrepared()));
+  }
+
+  /** Kills every child (a run in progress ends as a `SandboxError`); later `run` calls reject with `SANDBOX_FAILED`. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(closedError());
+    for (const timer of this.#extraTimers.values()) clearTimeout(timer);
+    this.#extraTimers.clear();
+    this.#idle.length = 0;
+    const children = [...this.#children];
+    for (const child of children) child.kill();
+    await Promise.all(children.map((child) => child.exited));
+  }
+
+  #acquire(signal: AbortSignal | undefined): Promise<SandboxProcess | undefined> {
+    if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
+    // Prefer a child whose next context is prepared; else the least recently used.
+    let index = this.#idle.findIndex((child) => child.isPrepared);
+    if (index < 0 && this.#idle.length > 0) index = 0;
+    const idle = index < 0 ? undefined : this.#idle.splice(index, 1)[0];
+    if (idle !== undefined) {
+      this.#clearExtraTimer(idle);
+      return Promise.resolve(idle);
+    }
+    const { promise, resolve, reject } = Promise.withResolvers<SandboxProcess | undefined>();
+    const waiter: Waiter = { resolve, reject };
+    this.#waiters.push(waiter);
+    // More chains waiting than children on the way: start one more, within the cap.
+    if (this.#startingCount() < this.#waiters.length && this.#liveCount() < this.maxProcesses) this.#spawn();
+    if (signal !== undefined) {
+      const onAbort = (): void => {
+        const index = this.#waiters.indexOf(waiter);
+        if (index >= 0) {
+          this.#waiters.splice(index, 1);
+          resolve(undefined);
+        }
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      void promise.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => undefined);
+    }
+    return promise;
+  }
+
+  #release(child: SandboxProcess): void {
+    if (child.state !== "idle") return; // gone: its exit handler refills
+    if (this.#closed) {
+      child.kill();
+      return;
+    }
+    if (child.runs >= this.maxRunsPerProcess) {
+      child.retire();
+      return;
+    }
+    this.#offer(child);
+  }
+
+  /** A child is free: hand it to the first waiter, else park it. */
+  #offer(child: SandboxProcess): void {
+    const waiter = this.#waiters.shift();
+    if (waiter !== undefined) {
+      waiter.resolve(child);
+      return;
+    }
+    this.#idle.push(child);
+    if (this.#liveCount() > this.processes) {
+      const timer = setTimeout(() => {
+        this.#extraTimers.delete(child);
+        const index = this.#idle.indexOf(child);
+        if (index >= 0 && this.#liveCount() > this.processes) {
+          this.#idle.splice(index, 1);
+          child.retire();
+        }
+      }, EXTRA_IDLE_MS);
+      timer.unref();
+      this.#extraTimers.set(child, timer);
+    }
+  }
+
+  #clearExtraTimer(child: SandboxProcess): void {
+    const timer = this.#extraTimers.get(child);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#extraTimers.delete(child);
+  }
+
+  #liveCount(): number {
+    let count = 0;
+    for (const child of this.#children) if (child.state !== "exited") count++;
+    return count;
+  }
+
+  #startingCount(): number {
+    let count = 0;
+    for (const child of this.#children) if (child.state === "starting") count++;
+    return count;
+  }
+
+  /** Spawns children until `processes` are alive. */
+  #refill(): void {
+    while (!this.#closed && this.#liveCount() < this.processes) {
+      if (this.#spawn() === undefined) return;
+    }
+  }
+
+  #spawn(): SandboxProcess | undefined {
+    let child: SandboxProcess;
+    try {
+      this.#preludeSource ??= this.#preludeOverride ?? getPreludeSource();
+      child = new SandboxProcess({
+        entry: CHILD_ENTRY,
+        memoryLimitMb: this.memoryLimitMb,
+        maxRunsPerIsolate: this.#maxRunsPerIsolate,
+        preludeSource: this.#preludeSource,
+        killGraceMs: this.#killGraceMs,
+        onExit: (gone, startError) => this.#onChildExit(gone, startError),
+      });
+    } catch (error) {
+      this.#onStartFailure(error instanceof Error ? error : new Error(String(error)));
+      if (this.#startFailures < MAX_START_FAILURES) queueMicrotask(() => this.#refill());
+      return undefined;
+    }
+    this.#spawned++;
+    this.#children.add(child);
+    void child.ready.then(() => {
+      this.#startFailures = 0;
+      if (this.#closed) child.kill();
+      else this.#offer(child);
+    }, () => undefined); // a failed start is handled in #onChildExit
+    return child;
+  }
+
+  #onStartFailure(error: Error): void {
+    this.#startFailures++;
+    if (this.#startFailures < MAX_START_FAILURES) return;
+    // Starting keeps failing: refuse the chains waiting rather than retry forever. The next
+    // run() or warm() tries again.
+    const reason = new ChainRuntimeError("SANDBOX_FAILED", `Could not start a sandbox process: ${error.message}`, { cause: error });
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(reason);
+  }
+
+  #onChildExit(child: SandboxProcess, startError: Error | undefined): void {
+    this.#children.delete(child);
+    this.#clearExtraTimer(child);
+    const index = this.#idle.indexOf(child);
+    if (index >= 0) this.#idle.splice(index, 1);
+    if (this.#closed) return;
+    if (startError !== undefined) this.#onStartFailure(startError);
+    if (this.#startFailures >= MAX_START_FAILURES) return;
+    this.#refill();
+    // Chains still waiting with nothing on the way (e.g. processes: 0): start one.
+    if (this.#waiters.length > this.#startingCount() && this.#liveCount() < this.maxProcesses) this.#spawn();
+  }
+}
+
+function closedError(): ChainRuntimeError {
+  return new ChainRuntimeError("SANDBOX_FAILED", "The sandbox driver is closed.");
+}

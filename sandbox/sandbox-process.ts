@@ -1,0 +1,427 @@
+/**
+ * The host's handle on one sandbox child process: spawns it, runs one chain at a time in it,
+ * and turns its death into an outcome. The pool around it is `process-driver.ts`.
+ *
+ * ```
+ *  spawn(node --no-node-snapshot child) ─ child-init ─▶ ◀─ child-ready      starting → idle
+ *  run(request) ─ chain-run ─▶ ◀─ tool-call ─ onToolCall (host) ─ tool-result ─▶  idle → busy
+ *               ◀─ console-log ─ onLog                      ◀─ chain-outcome  busy → idle
+ *     │ request.signal aborts ─ chain-cancel ─▶ (SIGKILL after killGraceMs: cancelled)
+ *     │ totalTimeoutMs + killGraceMs with no outcome ─ SIGKILL (timeout)
+ *     └ the process dies (abort, OOM kill, signal) ─ error, phase limit           → exited
+ * ```
+ *
+ * Invariants:
+ * - The host owns the clock: however wedged the child is (event loop blocked, stopped), a run
+ *   settles by `totalTimeoutMs + killGraceMs` (plus the time the kernel takes to reap it).
+ * - Tool calls run on the host, so the caller's trace holds every call the child sent, however
+ *   the child ends; when a run settles every pending call's signal has fired.
+ * - A run that ended because the process died settles only after the pipe is drained: console
+ *   lines and calls written before the death are delivered first.
+ * - Idle (prepared) and retired processes do not hold the host's event loop open (the handles
+ *   are unref'd); a child exits by itself when its pipe closes, so the host exiting leaves no
+ *   orphans.
+ * @module
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Socket } from "node:net";
+import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER, type CallFrame } from "../src/bridge/protocol.ts";
+import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
+import { ProcessChannel } from "./process-channel.ts";
+import { isChildMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "./process-protocol.ts";
+import type { SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+
+/** Options of a {@link SandboxProcess}. */
+export interface SandboxProcessOptions {
+  /** The child entry file (`child/sandbox-child.ts` or `.js`). */
+  readonly entry: string;
+  /** Heap limit of the isolate the child keeps warm, MiB. */
+  readonly memoryLimitMb: number;
+  /** Runs an isolate serves inside the child before it is replaced. */
+  readonly maxRunsPerIsolate: number;
+  /** The prelude, built by the host. */
+  readonly preludeSource: string;
+  /** How long past a limit or a cancel the host waits for the child before SIGKILL, ms. */
+  readonly killGraceMs: number;
+  /** Called once when the process is gone (died, killed or retired); `startError` when it never became ready. */
+  readonly onExit?: (process: SandboxProcess, startError: Error | undefined) => void;
+}
+
+/** Where a {@link SandboxProcess} is in its life. */
+export type SandboxProcessState = "starting" | "idle" | "busy" | "exited";
+
+/** Why the host killed a child during a run. */
+type KillReason = "timeout" | "cancelled" | "closed";
+
+interface ActiveRun {
+  readonly request: SandboxRunRequest;
+  readonly started: number;
+  readonly pending: Map<number, AbortController>;
+  readonly resolve: (outcome: SandboxRunOutcome) => void;
+  readonly outputCap: number;
+  outputBytes: number;
+  killReason: KillReason | undefined;
+  timers: ReturnType<typeof setTimeout>[];
+  onAbort: (() => void) | undefined;
+}
+
+const STDERR_TAIL_BYTES = 4_096;
+/** How long a killed child may take to be reaped before its run settles anyway, ms. */
+const REAP_FALLBACK_MS = 1_000;
+/** How long a retired child may take to exit on its own before SIGKILL, ms. */
+const RETIRE_GRACE_MS = 2_000;
+
+/** One supervised sandbox child; see the module comment. */
+export class SandboxProcess {
+  /** The child's process id (0 if the spawn itself failed). */
+  readonly pid: number;
+  /** Resolves when the child is ready for chains; rejects with `SANDBOX_FAILED` when it exits first. */
+  readonly ready: Promise<void>;
+  /** Resolves when the process has exited and its pipes are closed. */
+  readonly exited: Promise<void>;
+  readonly #child: ChildProcess;
+  readonly #channel: ProcessChannel<ChildMessage, HostMessage>;
+  readonly #options: SandboxProcessOptions;
+  readonly #readiness = Promise.withResolvers<void>();
+  readonly #exit = Promise.withResolvers<void>();
+  #state: SandboxProcessState = "starting";
+  #runs = 0;
+  #active: ActiveRun | undefined;
+  #stderrTail = "";
+  #channelFault: string | undefined;
+  #retired = false;
+  #exitReported = false;
+  #prepared = false;
+  #preparedWaiters: (() => void)[] = [];
+
+  /** Spawns the child; watch {@link ready}. */
+  constructor(options: SandboxProcessOptions) {
+    this.#options = options;
+    this.ready = this.#readiness.promise;
+    this.ready.catch(() => undefined);
+    this.exited = this.#exit.promise;
+    const child = spawn(process.execPath, ["--no-node-snapshot", options.entry], {
+      stdio: ["ignore", "ignore", "pipe", "pipe"],
+    });
+    this.#child = child;
+    this.pid = child.pid ?? 0;
+    child.on("error", (error) => {
+      if (child.pid === undefined) this.#onExit(null, null, `could not start: ${error.message}`);
+    });
+    child.on("close", (code: number | null, signal: NodeJS.Signals | null) => this.#onExit(code, signal));
+    const stderr = child.stderr as Socket | null;
+    stderr?.setEncoding("utf8");
+    stderr?.on("data", (text: string) => {
+      this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL_BYTES);
+    });
+    stderr?.unref();
+    const pipe = child.stdio[3] as Socket | null | undefined;
+    if (pipe == null) {
+      child.kill("SIGKILL");
+      throw new ChainRuntimeError("SANDBOX_FAILED", "The sandbox process has no pipe on fd 3.");
+    }
+    this.#channel = new ProcessChannel<ChildMessage, HostMessage>(pipe, isChildMessage, {
+      onMessage: (message) => this.#onMessage(message),
+      onClose: (reason) => {
+        if (reason !== undefined) this.#channelFault = reason;
+        // The child cannot be told anything any more: make sure it is gone.
+        if (this.#state !== "exited" && !this.#retired) this.#child.kill("SIGKILL");
+      },
+    });
+    this.#channel.send({
+      kind: PROCESS_MESSAGE_KIND.init,
+      memoryLimitMb: options.memoryLimitMb,
+      maxRunsPerIsolate: options.maxRunsPerIsolate,
+      preludeSource: options.preludeSource,
+    });
+  }
+
+  /** Where the process is in its life. */
+  get state(): SandboxProcessState {
+    return this.#state;
+  }
+
+  /** Chains started in this process. */
+  get runs(): number {
+    return this.#runs;
+  }
+
+  /** True while idle with the next chain's context already prepared in the child. */
+  get isPrepared(): boolean {
+    return this.#prepared && this.#state === "idle";
+  }
+
+  /** Resolves once the child reports its next context prepared (or the process is gone). */
+  whenPrepared(): Promise<void> {
+    if (this.#prepared || this.#state === "exited") return Promise.resolve();
+    return new Promise((resolve) => this.#preparedWaiters.push(resolve));
+  }
+
+  #setPrepared(prepared: boolean): void {
+    this.#prepared = prepared;
+    if (!prepared) return;
+    for (const resolve of this.#preparedWaiters.splice(0)) resolve();
+  }
+
+  /** The chain id of the run in progress, if any. */
+  get chainId(): string | undefined {
+    return this.#active?.request.chainId;
+  }
+
+  /**
+   * Runs one chain. Never rejects; the process must be `idle` (rejects with `SANDBOX_FAILED`
+   * otherwise, a bug in the owner). After it settles, check {@link state}: `exited` means the
+   * process is gone and must be dropped.
+   */
+  run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
+    if (this.#state !== "idle") {
+      return Promise.reject(new ChainRuntimeError("SANDBOX_FAILED", `The sandbox process is ${this.#state}, not idle.`));
+    }
+    this.#state = "busy";
+    this.#setPrepared(false);
+    this.#runs++;
+    this.#hold(true);
+    const { promise, resolve } = Promise.withResolvers<SandboxRunOutcome>();
+    const { limits } = request;
+    const run: ActiveRun = {
+      request,
+      started: performance.now(),
+      pending: new Map(),
+      resolve,
+      outputCap: limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8,
+      outputBytes: 0,
+      killReason: undefined,
+      timers: [],
+      onAbort: undefined,
+    };
+    this.#active = run;
+    this.#channel.send({
+      kind: PROCESS_MESSAGE_KIND.run,
+      chainId: request.chainId,
+      script: request.script,
+      scriptName: request.scriptName,
+      toolNames: request.toolNames,
+      maxToolCalls: request.maxToolCalls,
+      limits: {
+        memoryLimitMb: limits.memoryLimitMb,
+        cpuTimeMs: limits.cpuTimeMs,
+        totalTimeoutMs: limits.totalTimeoutMs,
+        maxOutputBytes: limits.maxOutputBytes,
+        maxArgumentBytes: limits.maxArgumentBytes,
+      },
+      seed: request.seed,
+      clockStart: request.clockStart,
+    });
+    // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
+    // that cannot report any more.
+    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), limits.totalTimeoutMs + this.#options.killGraceMs));
+    const signal = request.signal;
+    if (signal !== undefined) {
+      run.onAbort = () => {
+        this.#channel.send({ kind: PROCESS_MESSAGE_KIND.cancel });
+        this.#channel.flush();
+        run.timers.push(setTimeout(() => this.#kill(run, "cancelled"), this.#options.killGraceMs));
+      };
+      if (signal.aborted) run.onAbort();
+      else signal.addEventListener("abort", run.onAbort, { once: true });
+    }
+    return promise;
+  }
+
+  /**
+   * Ends the process now (SIGKILL). A run in progress ends as a `SandboxError` saying the
+   * driver was closed. Idempotent.
+   */
+  kill(): void {
+    if (this.#exitReported) return;
+    if (this.#active !== undefined) this.#active.killReason ??= "closed";
+    this.#hold(true); // so an owner awaiting `exited` sees the exit
+    this.#child.kill("SIGKILL");
+  }
+
+  /**
+   * Lets an idle process go: closes its pipe so it exits by itself (SIGKILL if it has not
+   * within 2 s). {@link state} is `exited` from now on.
+   */
+  retire(): void {
+    if (this.#state === "exited" || this.#retired) return;
+    this.#retired = true;
+    this.#state = "exited";
+    this.#channel.destroy();
+    this.#hold(false);
+    const timer = setTimeout(() => this.#child.kill("SIGKILL"), RETIRE_GRACE_MS);
+    timer.unref();
+    void this.exited.then(() => clearTimeout(timer));
+  }
+
+  /** Whether this process keeps the host's event loop alive (while starting, busy or preparing its next context). */
+  #hold(hold: boolean): void {
+    if (hold) {
+      this.#child.ref();
+      this.#channel.ref();
+    } else {
+      this.#child.unref();
+      this.#channel.unref();
+    }
+  }
+
+  #onMessage(message: ChildMessage): void {
+    switch (message.kind) {
+      case FRAME_KIND.call:
+        this.#onCall(message);
+        return;
+      case FRAME_KIND.log: {
+        const run = this.#active;
+        if (run === undefined || run.outputBytes >= run.outputCap) return;
+        run.outputBytes += message.text.length;
+        try {
+          run.request.onLog?.(message.level, message.text);
+        } catch {
+          // a failing log listener must not break the run
+        }
+        return;
+      }
+      case PROCESS_MESSAGE_KIND.outcome: {
+        const run = this.#active;
+        if (run === undefined || run.killReason !== undefined) return;
+        this.#finish(run, { ...message.outcome, wallMs: performance.now() - run.started });
+        return;
+      }
+      case PROCESS_MESSAGE_KIND.ready:
+        if (this.#state === "busy" || this.#state === "exited") return; // stale: a new run already took the context
+        this.#setPrepared(true);
+        this.#hold(false); // idle and prepared: nothing left that the host could wait for
+        if (this.#state !== "starting") return;
+        this.#state = "idle";
+        this.#readiness.resolve();
+        return;
+    }
+  }
+
+  #onCall(frame: CallFrame): void {
+    const run = this.#active;
+    if (run === undefined || run.killReason !== undefined || run.pending.has(frame.callIndex)) return;
+    const controller = new AbortController();
+    run.pending.set(frame.callIndex, controller);
+    let answer: Promise<InvocationResult>;
+    try {
+      answer = run.request.onToolCall({ callIndex: frame.callIndex, tool: frame.tool, argsJson: frame.argsJson }, controller.signal);
+    } catch (error) {
+      answer = Promise.reject(error as Error);
+    }
+    answer.then(
+      (result) => this.#deliver(run, frame.callIndex, result),
+      (error: unknown) => this.#deliver(run, frame.callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
+    );
+  }
+
+  #deliver(run: ActiveRun, callIndex: number, result: InvocationResult): void {
+    if (this.#active !== run || run.killReason !== undefined || !run.pending.delete(callIndex)) return;
+    let resultJson: string | undefined;
+    try {
+      resultJson = JSON.stringify(result);
+    } catch (error) {
+      resultJson = errorJson("RESULT_INVALID", `the result could not be serialised: ${describeThrown(error)}`);
+    }
+    if (typeof resultJson !== "string") resultJson = errorJson("RESULT_INVALID", "the result is not a value");
+    try {
+      this.#channel.send({ kind: FRAME_KIND.result, callIndex, resultJson });
+    } catch (error) {
+      this.#channel.send({ kind: FRAME_KIND.result, callIndex, resultJson: errorJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${describeThrown(error)}`) });
+    }
+  }
+
+  #kill(run: ActiveRun, reason: KillReason): void {
+    if (this.#active !== run || run.killReason !== undefined) return;
+    run.killReason = reason;
+    this.#child.kill("SIGKILL");
+    // The run settles when the pipe is drained and the process reaped; in case that never
+    // comes, settle anyway.
+    run.timers.push(setTimeout(() => this.#finish(run, this.#deathOutcome(run, null, "SIGKILL")), REAP_FALLBACK_MS));
+  }
+
+  #finish(run: ActiveRun, outcome: SandboxRunOutcome): void {
+    if (this.#active !== run) return;
+    this.#active = undefined;
+    for (const timer of run.timers) clearTimeout(timer);
+    if (run.onAbort !== undefined) run.request.signal?.removeEventListener("abort", run.onAbort);
+    for (const controller of run.pending.values()) controller.abort(new Error("the chain ended before this call finished"));
+    run.pending.clear();
+    if (this.#state === "busy") {
+      if (run.killReason === undefined) {
+        this.#state = "idle"; // still held until the child reports its next context prepared
+      } else {
+        this.#state = "exited"; // killed: gone, or about to be
+      }
+    }
+    run.resolve(outcome);
+  }
+
+  #onExit(code: number | null, signal: NodeJS.Signals | null, failure?: string): void {
+    if (this.#exitReported) return;
+    this.#exitReported = true;
+    const wasStarting = this.#state === "starting";
+    this.#state = "exited";
+    this.#channel.destroy();
+    const run = this.#active;
+    if (run !== undefined) this.#finish(run, this.#deathOutcome(run, code, signal));
+    let startError: ChainRuntimeError | undefined;
+    if (wasStarting) {
+      startError = new ChainRuntimeError("SANDBOX_FAILED", `The sandbox process did not start: ${failure ?? describeExit(code, signal)}${this.#stderrHint(true)}`, {
+        details: { pid: this.pid, stderr: this.#stderrTail },
+      });
+      this.#readiness.reject(startError);
+    }
+    this.#exit.resolve();
+    for (const resolve of this.#preparedWaiters.splice(0)) resolve();
+    this.#options.onExit?.(this, startError);
+  }
+
+  #deathOutcome(run: ActiveRun, code: number | null, signal: NodeJS.Signals | null): SandboxRunOutcome {
+    const wallMs = performance.now() - run.started;
+    const stats = { wallMs, cpuMs: 0, heapBytes: 0 };
+    const { limits } = run.request;
+    switch (run.killReason) {
+      case "timeout":
+        return {
+          status: "timeout",
+          error: {
+            phase: "limit",
+            name: "TimeoutError",
+            message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms); the sandbox process did not answer and was killed`,
+          },
+          ...stats,
+        };
+      case "cancelled":
+        return { status: "cancelled", ...stats };
+      case "closed":
+        return { status: "error", error: { phase: "limit", name: "SandboxError", message: "the sandbox driver was closed during the run" }, ...stats };
+      case undefined: {
+        const fault = this.#channelFault === undefined ? "" : ` (${this.#channelFault})`;
+        return {
+          status: "error",
+          error: { phase: "limit", name: "SandboxError", message: `the sandbox process died: ${describeExit(code, signal)}${fault}${this.#stderrHint(false)}` },
+          ...stats,
+        };
+      }
+    }
+  }
+
+  /** A short reading of the child's last stderr output. */
+  #stderrHint(full: boolean): string {
+    const tail = this.#stderrTail;
+    if (/is_heap_oom = 1|heap out of memory|CALL_AND_RETRY_LAST|invalid table size/.test(tail)) return " (V8 ran out of memory: a native allocation failed)";
+    if (!full) return "";
+    const lines = tail.trim().split("\n").filter((line) => line.trim() !== "");
+    return lines.length === 0 ? "" : `: ${lines.slice(-5).join(" | ")}`;
+  }
+}
+
+function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal !== null) return `signal ${signal}`;
+  return code === null ? "no exit status" : `exit code ${code}`;
+}
+
+function errorJson(code: "RESULT_INVALID" | "BRIDGE_ERROR", text: string): string {
+  return JSON.stringify({ status: "error", code, text });
+}

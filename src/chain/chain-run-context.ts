@@ -1,0 +1,211 @@
+/**
+ * The per-run state a `ToolChainTool` keeps beside the invoker session: the trace recorder, the
+ * run's own call numbering, the calls answered from a trace, and the suspension of a chain that
+ * waits on a human (`approvalMode: "suspend"`).
+ *
+ * The invoker is shared by every run of a tool and takes its hooks once, at construction, so the
+ * tool gives it one set of hooks that dispatch by `chainId` to the active run's context.
+ *
+ * Invariants:
+ * - `seq` in the trace is host arrival order over ALL calls of the run, those answered from a
+ *   trace included; live calls keep the invoker's order (the map is monotonic).
+ * - Suspension: the first call that reaches the approval gate suspends the run. Live calls
+ *   already running finish and are logged; calls the script makes after that are never sent
+ *   to the invoker and never logged; the suspended calls' results (a placeholder "denied")
+ *   are not logged either, so their `tool-call` stays open in the trace, and `resumeChain` runs
+ *   them live with the decision. Once every live call has ended or is waiting, the run stops.
+ * - A trace store failure is kept by the recorder; once one happened on a durable store, no new
+ *   call is sent to the invoker (its side effect could no longer be made at-most-once).
+ * @module
+ */
+import {
+  digestJson,
+  type ApprovalDecision,
+  type ApprovalRequest,
+  type ChainCallRecord,
+  type InvocationResult,
+  type ToolEndEvent,
+  type ToolStartEvent,
+} from "../kernel/index.ts";
+import type { TraceRecorder } from "../trace/trace-recorder.ts";
+import type { RunPlan } from "./call-router.ts";
+
+interface OpenCall {
+  readonly tool: string;
+  readonly digest: string;
+}
+
+/** @internal One run's state; see the module comment. */
+export class ChainRunContext {
+  readonly chainId: string;
+  readonly recorder: TraceRecorder | undefined;
+  readonly plan: RunPlan | undefined;
+  /** Aborts the sandbox run: a suspension or a replay halt. */
+  readonly stop = new AbortController();
+  /** Calls answered without the invoker, as call records (run seqs). */
+  readonly answeredRecords: ChainCallRecord[] = [];
+  /** The first approval that suspended the run. */
+  pendingApproval: ApprovalRequest | undefined;
+  /** Why the run was stopped early, when it was. */
+  stopReason: "suspended" | "halted" | undefined;
+
+  #nextSeq = 0;
+  readonly #seqOf = new Map<number, number>();
+  readonly #open = new Map<string, OpenCall>();
+  readonly #approvalCallIds = new Set<string>();
+  readonly #presetApprovals = new Map<string, ApprovalDecision>();
+  readonly #suspended = new Set<string>();
+  readonly #waiting = new Set<() => void>();
+  #liveInFlight = 0;
+
+  constructor(chainId: string, recorder: TraceRecorder | undefined, plan: RunPlan | undefined) {
+    this.chainId = chainId;
+    this.recorder = recorder;
+    this.plan = plan;
+  }
+
+  /** True once the run was suspended or halted: new calls are not sent anywhere. */
+  get stopping(): boolean {
+    return this.stopReason !== undefined;
+  }
+
+  /** The run's seq for an invoker seq (identity when no call was answered from a trace). */
+  runSeq(invokerSeq: number): number {
+    return this.#seqOf.get(invokerSeq) ?? invokerSeq;
+  }
+
+  /** Takes the next run seq for a call answered from a trace. */
+  nextAnsweredSeq(): number {
+    return this.#nextSeq++;
+  }
+
+  /** Calls suspended for approval (they never ran). */
+  get suspendedCount(): number {
+    return this.#suspended.size;
+  }
+
+  /** True when the call's result must stay out of the trace (it was suspended, never ran). */
+  isSuspended(callId: string): boolean {
+    return this.#suspended.has(callId);
+  }
+
+  /** Runs before the invoker's `TOOL_START` reaches the recorder: numbering, parsed arguments, open calls. */
+  onToolStart(payload: ToolStartEvent): ToolStartEvent {
+    const seq = this.#nextSeq++;
+    this.#seqOf.set(payload.seq, seq);
+    const args = parseArguments(payload.args);
+    this.#open.set(payload.callId, { tool: payload.tool, digest: digestJson(args) });
+    return { ...payload, seq, args };
+  }
+
+  /** Runs before `TOOL_END` reaches the recorder; `undefined` when the result must not be logged. */
+  onToolEnd(payload: ToolEndEvent): ToolEndEvent | undefined {
+    this.#open.delete(payload.callId);
+    let seq = this.#seqOf.get(payload.seq);
+    if (seq === undefined) {
+      seq = this.#nextSeq++;
+      this.#seqOf.set(payload.seq, seq);
+    }
+    if (this.#suspended.has(payload.callId)) return undefined;
+    return { ...payload, seq, record: { ...payload.record, seq } };
+  }
+
+  /** A live call is about to go to the invoker. */
+  liveCallStarted(): void {
+    this.#liveInFlight++;
+  }
+
+  /** A live call's invoke settled. */
+  liveCallEnded(): void {
+    this.#liveInFlight--;
+    this.#checkSuspension();
+  }
+
+  /** Sets the approval decision of one call (a resumed approval). */
+  presetApproval(callId: string, decision: ApprovalDecision): void {
+    this.#presetApprovals.set(callId, decision);
+  }
+
+  /**
+   * The open call an approval request belongs to: same tool and arguments, not yet matched.
+   * The invoker logs `TOOL_START` before the approval gate, so the call is always open here.
+   */
+  callIdOf(request: ApprovalRequest): string | undefined {
+    const digest = digestJson(request.args);
+    for (const [callId, open] of this.#open) {
+      if (open.tool === request.tool && open.digest === digest && !this.#approvalCallIds.has(callId)) {
+        this.#approvalCallIds.add(callId);
+        return callId;
+      }
+    }
+    return undefined;
+  }
+
+  /** The preset decision of `callId`, consumed. */
+  takePresetApproval(callId: string | undefined): ApprovalDecision | undefined {
+    if (callId === undefined) return undefined;
+    const decision = this.#presetApprovals.get(callId);
+    this.#presetApprovals.delete(callId);
+    return decision;
+  }
+
+  /**
+   * Suspends the run on `request`: logs it, and resolves `"denied"` (a placeholder never
+   * logged) once the run stops, or when the invoker stops waiting.
+   */
+  async suspend(request: ApprovalRequest, callId: string | undefined, signal: AbortSignal): Promise<ApprovalDecision> {
+    this.pendingApproval ??= request;
+    this.stopReason = "suspended";
+    if (callId !== undefined) this.#suspended.add(callId);
+    await this.recorder?.recordApprovalRequest(request);
+    return new Promise<ApprovalDecision>((resolve) => {
+      const release = (): void => {
+        this.#waiting.delete(release);
+        signal.removeEventListener("abort", onAbort);
+        resolve("denied");
+      };
+      const onAbort = (): void => {
+        release();
+        this.#checkSuspension();
+      };
+      if (signal.aborted) return resolve("denied");
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.add(release);
+      this.#checkSuspension();
+    });
+  }
+
+  /** Stops the run now (a replay divergence or the end of a recording). */
+  halt(): void {
+    this.stopReason ??= "halted";
+    if (!this.stop.signal.aborted) this.stop.abort(new DOMException("The chain run was stopped.", "AbortError"));
+  }
+
+  #checkSuspension(): void {
+    if (this.stopReason !== "suspended" || this.#liveInFlight > this.#waiting.size) return;
+    if (!this.stop.signal.aborted) this.stop.abort(new DOMException("The chain is suspended for approval.", "AbortError"));
+    for (const release of [...this.#waiting]) release();
+  }
+}
+
+/** The arguments a hook received as JSON text, parsed; anything else as it is. */
+export function parseArguments(args: unknown): unknown {
+  if (typeof args !== "string") return args;
+  try {
+    return JSON.parse(args) as unknown;
+  } catch {
+    return args;
+  }
+}
+
+/** An `answer` result for a call the run will not make because it is stopping. */
+export function stoppedCallResult(tool: string, reason: "suspended" | "halted"): InvocationResult {
+  return {
+    status: "error",
+    code: "CANCELLED",
+    text:
+      reason === "suspended"
+        ? `tools.${tool}: the chain is suspended waiting for an approval; the call did not run (it will run when the chain resumes).`
+        : `tools.${tool}: the chain run was stopped; the call did not run.`,
+  };
+}

@@ -1,0 +1,250 @@
+/**
+ * The call router of a replay: answers a re-run script's calls from a {@link ChainTrace}.
+ *
+ * Matching (see the design comment of `src/trace/chain-trace.ts`): by program-order `callId`,
+ * checked by tool name and the digest of the arguments. The first call that does not match is
+ * the divergence; the run stops there.
+ *
+ *     call cN ─┬─ not in the trace ──────────── strict: divergence (unexpected call)
+ *              │                                 resume: live (a call the chain never reached)
+ *              ├─ other tool / other args ────── divergence (both modes)
+ *              ├─ completed ──────────────────── answered with the recorded result
+ *              └─ in doubt (started, no result)
+ *                   strict: the recording ends here (the run stops, `partial`)
+ *                   resume: suspended for approval → live, with the caller's decision
+ *                           inDoubt[cN] = "re-execute" → live; "assume-done" → ok, no result
+ *                           no decision: safe tool → live; any other risk → IN_DOUBT error
+ *
+ * A completed call whose recorded result is itself `IN_DOUBT` (a resume that left it undecided)
+ * counts as in doubt again on the next resume, so a decision can still be given.
+ * @module
+ */
+import {
+  digestJson,
+  type ApprovalDecision,
+  type InvocationResult,
+  type ToolRisk,
+} from "../kernel/index.ts";
+import type { ChainTrace, TraceCallEntry } from "../trace/chain-trace.ts";
+import type { CallRouter, RouteDecision, RoutedCall } from "./call-router.ts";
+import { parseArguments } from "./chain-run-context.ts";
+import { describeJsonDiff } from "./describe-json-diff.ts";
+
+/** What to do with a call that was started and never finished. */
+export type InDoubtDecision = "assume-done" | "re-execute";
+
+/** How a resume settled an in-doubt call. */
+export type InDoubtResolution = InDoubtDecision | "in-doubt";
+
+/** An in-doubt call a resume met, and what it did with it. */
+export interface InDoubtCall {
+  readonly callId: string;
+  readonly tool: string;
+  /** The tool's risk as the trace (or, failing that, the toolbox) knows it; unknown counts as critical. */
+  readonly risk: ToolRisk;
+  /** `in-doubt`: the script got an `IN_DOUBT` error and the tool did not run. */
+  readonly resolution: InDoubtResolution;
+}
+
+/** The first point where a replay left the recording. */
+export interface ReplayDivergence {
+  /**
+   * - `call-mismatch`: call `callId` names another tool or other arguments than recorded.
+   * - `unexpected-call`: call `callId` is not in the trace (strict mode).
+   * - `missing-call`: the recorded call `callId` was never made.
+   * - `outcome-mismatch`: the calls match, but the status, return value or error differ.
+   */
+  readonly kind: "call-mismatch" | "unexpected-call" | "missing-call" | "outcome-mismatch";
+  /** The call, for the call kinds. */
+  readonly callId?: string;
+  /** What the trace holds: `{ tool, args }` for a call, `{ status, returnValue, error }` for the outcome. */
+  readonly expected?: unknown;
+  /** What the replay did, in the same shape. */
+  readonly actual?: unknown;
+  /** One line per difference (see `describeJsonDiff`). */
+  readonly diff: readonly string[];
+  /** A readable account: the summary line, then the diff. */
+  readonly message: string;
+}
+
+/** Options of {@link ReplayRouter}. */
+export interface ReplayRouterOptions {
+  readonly mode: "strict" | "resume";
+  /** Decisions for in-doubt calls, by call id. */
+  readonly inDoubt?: Readonly<Record<string, InDoubtDecision>>;
+  /** Approval decisions for calls that were suspended for approval, by call id. */
+  readonly approvals?: Readonly<Record<string, ApprovalDecision>>;
+  /** Risk of tools the trace does not know (from the live toolbox). */
+  readonly riskOf?: (tool: string) => ToolRisk | undefined;
+}
+
+/** @internal Answers a replayed run's calls from a trace; read its findings once the run ended. */
+export class ReplayRouter implements CallRouter {
+  readonly #trace: ChainTrace;
+  readonly #options: ReplayRouterOptions;
+  readonly #byId: ReadonlyMap<string, TraceCallEntry>;
+  readonly #suspended: ReadonlySet<string>;
+  readonly #requested = new Set<string>();
+  /** Calls answered from the trace. */
+  readonly replayed: string[] = [];
+  /** Calls sent to the live invoker. */
+  readonly live: string[] = [];
+  readonly inDoubt: InDoubtCall[] = [];
+  divergence: ReplayDivergence | undefined;
+  /** Strict mode reached the end of the recording (an in-doubt call) and stopped there. */
+  partialAt: string | undefined;
+
+  constructor(trace: ChainTrace, options: ReplayRouterOptions) {
+    this.#trace = trace;
+    this.#options = options;
+    this.#byId = new Map(trace.calls.map((call) => [call.callId, call]));
+    this.#suspended = suspendedCallIds(trace);
+  }
+
+  route(call: RoutedCall): RouteDecision {
+    const { callId, tool } = call;
+    this.#requested.add(callId);
+    const strict = this.#options.mode === "strict";
+    const args = parseArguments(call.argsJson);
+    const entry = this.#byId.get(callId);
+    if (entry === undefined) {
+      if (!strict) {
+        this.live.push(callId);
+        return { kind: "live" };
+      }
+      return this.#diverge({
+        kind: "unexpected-call",
+        callId,
+        expected: undefined,
+        actual: { tool, args },
+        diff: [],
+        message: `Call ${callId} (tools.${tool}) is not in the trace: the original run made ${this.#trace.calls.length} call(s).`,
+      });
+    }
+    if (entry.tool !== tool || entry.argsDigest !== digestJson(args)) {
+      const expected = { tool: entry.tool, args: entry.args === undefined ? `(not recorded; digest ${entry.argsDigest})` : entry.args };
+      const actual = { tool, args };
+      const diff = describeJsonDiff(expected, actual);
+      return this.#diverge({
+        kind: "call-mismatch",
+        callId,
+        expected,
+        actual,
+        diff,
+        message: [
+          entry.tool === tool
+            ? `Call ${callId} (tools.${tool}) differs from the trace: other arguments.`
+            : `Call ${callId} differs from the trace: expected tools.${entry.tool}, got tools.${tool}.`,
+          ...diff.map((line) => `  ${line}`),
+        ].join("\n"),
+      });
+    }
+    const undecided = entry.result !== undefined && "code" in entry.result && entry.result.code === "IN_DOUBT";
+    if (entry.state === "completed" && entry.result !== undefined && !(undecided && !strict)) {
+      this.replayed.push(callId);
+      return { kind: "answer", result: entry.result, record: true };
+    }
+    // In doubt: started, never finished.
+    if (strict) {
+      this.partialAt ??= callId;
+      return { kind: "answer", result: inDoubtResult(this.#trace.chainId, callId, tool), record: false, halt: true };
+    }
+    if (this.#suspended.has(callId)) {
+      this.live.push(callId);
+      const approval = this.#options.approvals?.[callId];
+      return approval === undefined ? { kind: "live" } : { kind: "live", approval };
+    }
+    const risk = entry.risk ?? this.#options.riskOf?.(tool) ?? "critical";
+    const decision = this.#options.inDoubt?.[callId] ?? (risk === "safe" ? "re-execute" : undefined);
+    this.inDoubt.push({ callId, tool, risk, resolution: decision ?? "in-doubt" });
+    if (decision === "re-execute") {
+      this.live.push(callId);
+      return { kind: "live" };
+    }
+    this.replayed.push(callId);
+    if (decision === "assume-done") {
+      return {
+        kind: "answer",
+        record: true,
+        result: {
+          status: "ok",
+          text: `tools.${tool} (call ${callId}) was started in chain ${this.#trace.chainId} and its outcome was never recorded; it was assumed done on resume, and no result is available.`,
+        },
+      };
+    }
+    return { kind: "answer", result: inDoubtResult(this.#trace.chainId, callId, tool), record: true };
+  }
+
+  /** Strict mode, after the run: the first recorded call the replay never made, if any. */
+  findMissingCall(): ReplayDivergence | undefined {
+    for (const entry of [...this.#trace.calls].sort(byCallIndex)) {
+      if (this.#requested.has(entry.callId)) continue;
+      return {
+        kind: "missing-call",
+        callId: entry.callId,
+        expected: { tool: entry.tool, args: entry.args },
+        actual: undefined,
+        diff: [],
+        message: `Call ${entry.callId} (tools.${entry.tool}) is in the trace, but the replayed script never made it.`,
+      };
+    }
+    return undefined;
+  }
+
+  #diverge(divergence: ReplayDivergence): RouteDecision {
+    this.divergence ??= divergence;
+    return {
+      kind: "answer",
+      record: false,
+      halt: true,
+      result: { status: "error", code: "CANCELLED", text: `Replay stopped: ${divergence.message.split("\n")[0] ?? ""}` },
+    };
+  }
+}
+
+/** The `IN_DOUBT` result a resumed script sees for a call it must not repeat blindly. */
+export function inDoubtResult(chainId: string, callId: string, tool: string): InvocationResult {
+  return {
+    status: "error",
+    code: "IN_DOUBT",
+    text:
+      `tools.${tool} (call ${callId}) was started in chain ${chainId} but its outcome was never recorded: it may or may not have run, ` +
+      `so it was not run again. Check its effect, then resume with inDoubt: { ${callId}: "assume-done" } or { ${callId}: "re-execute" }.`,
+  };
+}
+
+/**
+ * The calls of a suspended trace that were waiting for approval: open calls matched, in order,
+ * to the trace's approval requests by tool and arguments. Such a call never ran (the approval
+ * gate comes before execution), so a resume runs it live. Empty unless the chain ended
+ * `suspended`.
+ */
+export function suspendedCallIds(trace: ChainTrace): ReadonlySet<string> {
+  const ids = new Set<string>();
+  if (trace.outcome?.status !== "suspended") return ids;
+  for (const request of trace.approvalRequests) {
+    const match = suspendedCallOf(trace, request, ids);
+    if (match !== undefined) ids.add(match);
+  }
+  return ids;
+}
+
+/** The open call of `trace` that `request` suspended, skipping `taken`. */
+export function suspendedCallOf(
+  trace: ChainTrace,
+  request: { readonly tool: string; readonly args: unknown },
+  taken: ReadonlySet<string> = new Set(),
+): string | undefined {
+  const digest = digestJson(request.args);
+  return trace.calls.find((call) => call.state !== "completed" && call.tool === request.tool && call.argsDigest === digest && !taken.has(call.callId))
+    ?.callId;
+}
+
+function byCallIndex(a: TraceCallEntry, b: TraceCallEntry): number {
+  return callIndexOf(a.callId) - callIndexOf(b.callId) || a.seq - b.seq;
+}
+
+function callIndexOf(callId: string): number {
+  const index = Number(callId.replace(/^c/, ""));
+  return Number.isFinite(index) ? index : Number.MAX_SAFE_INTEGER;
+}

@@ -1,0 +1,287 @@
+/**
+ * `replay(trace, { mode })`: re-runs a traced chain's script with its seed and clock, its tool
+ * calls answered from the trace by a {@link ReplayRouter}.
+ *
+ * - `strict` checks that the script still does what the trace says: same calls (tool and
+ *   arguments, matched by program-order call id) and the same outcome (status, return value,
+ *   error). It needs no tool implementations: `tools.*` is installed from the names the trace
+ *   knows, and every call is answered from the trace or stops the run as a divergence. Nothing
+ *   is written anywhere.
+ * - `resume` continues a chain that died or was suspended: completed calls are answered from the
+ *   trace (never run again), the rest run live through a real invoker, and everything is
+ *   written to a NEW trace whose `parentChainId` is the old chain. In-doubt calls are never
+ *   re-run unless the tool is safe or the caller decides (`inDoubt`). A trace already resumed
+ *   (a trace in the store names it as parent) is refused, since the calls its resume ran live
+ *   are not in it; resume the newest trace instead.
+ * @module
+ */
+import {
+  ChainRuntimeError,
+  sha256Hex,
+  type AnyTool,
+  type ApprovalDecision,
+  type ApprovalHandler,
+  type BlobStore,
+  type ChainPolicy,
+  type Hooks,
+  type ProgressListener,
+  type ToolRisk,
+} from "../kernel/index.ts";
+import { Toolbox } from "../toolbox/toolbox.ts";
+import type { ChainTrace } from "../trace/chain-trace.ts";
+import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
+import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
+import type { TraceStore } from "../trace/trace-store.ts";
+import type { DriverChoice } from "./create-driver.ts";
+import { describeJsonDiff } from "./describe-json-diff.ts";
+import { ReplayRouter, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
+import { runWithPlan, ToolChainTool } from "./tool-chain-tool.ts";
+import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
+
+/** Options of {@link replay}. */
+export interface ReplayOptions {
+  /** `strict`: check the script against the trace, offline. `resume`: continue the chain live. */
+  readonly mode: "strict" | "resume";
+  /** The script to replay instead of the recorded one (to check an edited script against a trace). @defaultValue `trace.source` */
+  readonly source?: string;
+  /** Resume: the tools calls not answered from the trace run against. Required for resume. */
+  readonly toolbox?: Toolbox;
+  /** Resume: shorthand for `toolbox: new Toolbox(tools)`. */
+  readonly tools?: Iterable<AnyTool>;
+  /**
+   * Resume: where the new trace goes; also checked for an earlier resume of the same trace.
+   * Use the store the original trace came from. @defaultValue a new `MemoryTraceStore`
+   */
+  readonly traceStore?: TraceStore;
+  /**
+   * Resume: what to do with each in-doubt call (started, never finished), by call id. Calls
+   * without a decision re-run when their tool is `safe`, and otherwise get an `IN_DOUBT` error.
+   * @defaultValue `{}`
+   */
+  readonly inDoubt?: Readonly<Record<string, InDoubtDecision>>;
+  /** Resume: approval decisions for calls the chain was suspended on, by call id (see `resumeChain`). */
+  readonly approvals?: Readonly<Record<string, ApprovalDecision>>;
+  /** Resume: approves later calls that need it. */
+  readonly approvalHandler?: ApprovalHandler;
+  /** Resume: `"suspend"` suspends again on the next call that needs approval. @defaultValue `"wait"` */
+  readonly approvalMode?: "wait" | "suspend";
+  /** Resume: the blob store the original run used (artifact refs in recorded results point there). */
+  readonly blobStore?: BlobStore;
+  /** Resume: observers of the live calls. */
+  readonly hooks?: Hooks;
+  /** Overrides of the recorded policy. @defaultValue the trace's policy */
+  readonly policy?: Partial<ChainPolicy>;
+  /** The sandbox. @defaultValue `ToolChainTool`'s default */
+  readonly driver?: DriverChoice;
+  /** Resume: the new chain's id. @defaultValue random */
+  readonly chainId?: string;
+  /** Resume: run even when the store shows this trace was already resumed. @defaultValue false */
+  readonly force?: boolean;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: ProgressListener;
+}
+
+/** What {@link replay} found. */
+export interface ReplayReport {
+  readonly mode: "strict" | "resume";
+  /** True when no divergence was found (strict: same calls and outcome; resume: recorded calls matched). */
+  readonly identical: boolean;
+  /** The first divergence, when there is one. */
+  readonly divergence?: ReplayDivergence;
+  /** Strict: the trace ends in doubt (a crash, a suspension) at this call; the replay stopped there and the outcome was not compared. */
+  readonly partialAt?: string;
+  /** The chain the trace recorded. */
+  readonly sourceChainId: string;
+  /** The replayed run (resume: the new chain, traced with `parentChainId = sourceChainId`). */
+  readonly run: TracedChainRunResult;
+  /** Calls answered from the trace. */
+  readonly replayedCalls: readonly string[];
+  /** Calls that ran live (resume). */
+  readonly liveCalls: readonly string[];
+  /** In-doubt calls met, and how each was settled (resume). */
+  readonly inDoubt: readonly InDoubtCall[];
+  /** Resume: the live toolbox differs from the recorded one (tools added, removed or changed). */
+  readonly toolboxChanged: boolean;
+}
+
+/**
+ * Replays `trace` (see the module comment). Never throws for what the script does; divergences
+ * are in the report.
+ * @throws ChainRuntimeError `REPLAY_FAILED` for an unknown mode, a resume without tools, or a
+ * trace the store shows was already resumed (unless `force`).
+ */
+export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
+  const { mode } = options;
+  if (mode !== "strict" && mode !== "resume") {
+    throw new ChainRuntimeError("REPLAY_FAILED", `replay() mode must be "strict" or "resume"; got ${JSON.stringify(mode)}.`);
+  }
+  return mode === "strict" ? replayStrict(trace, options) : replayResume(trace, options);
+}
+
+async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
+  const router = new ReplayRouter(trace, { mode: "strict" });
+  const chain = new ToolChainTool({
+    toolbox: new Toolbox([]),
+    policy: { ...trace.policy, ...options.policy },
+    poolSize: 1,
+    ...(options.driver === undefined ? {} : { driver: options.driver }),
+  });
+  let run: TracedChainRunResult;
+  try {
+    run = await runWithPlan(
+      chain,
+      options.source ?? trace.source,
+      {
+        seed: trace.seed,
+        clockStart: trace.clockStart,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      },
+      { toolNames: traceToolNames(trace), router },
+    );
+  } finally {
+    await chain.close();
+  }
+  let divergence = router.divergence;
+  if (divergence === undefined && router.partialAt === undefined) {
+    divergence = router.findMissingCall() ?? compareOutcome(trace, run);
+  }
+  return {
+    mode: "strict",
+    identical: divergence === undefined,
+    ...(divergence ? { divergence } : {}),
+    ...(router.partialAt === undefined ? {} : { partialAt: router.partialAt }),
+    sourceChainId: trace.chainId,
+    run,
+    replayedCalls: router.replayed,
+    liveCalls: [],
+    inDoubt: [],
+    toolboxChanged: false,
+  };
+}
+
+async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
+  if (!options.toolbox && !options.tools) {
+    throw new ChainRuntimeError("REPLAY_FAILED", "replay(trace, { mode: \"resume\" }) needs the tools (toolbox or tools): calls the trace lacks run live.");
+  }
+  const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
+  const traceStore = options.traceStore ?? new MemoryTraceStore();
+  if (options.traceStore && !options.force) await refuseIfResumed(options.traceStore, trace.chainId);
+  const risks = new Map<string, ToolRisk>(toolbox.callable().map((tool) => [tool.name, tool.risk ?? "safe"]));
+  const router = new ReplayRouter(trace, {
+    mode: "resume",
+    ...(options.inDoubt ? { inDoubt: options.inDoubt } : {}),
+    ...(options.approvals ? { approvals: options.approvals } : {}),
+    riskOf: (tool) => risks.get(tool),
+  });
+  const approvalMode = options.approvalMode ?? "wait";
+  // A resumed approval decision reaches its call through the tool's approval handler, so one must exist.
+  const needsHandler = options.approvals !== undefined && Object.keys(options.approvals).length > 0 && approvalMode === "wait";
+  const approvalHandler = options.approvalHandler ?? (needsHandler ? DENY_ALL : undefined);
+  const chain = new ToolChainTool({
+    toolbox,
+    policy: { ...trace.policy, ...options.policy },
+    traceStore,
+    approvalMode,
+    poolSize: 1,
+    ...(approvalHandler ? { approvalHandler } : {}),
+    ...(options.blobStore ? { blobStore: options.blobStore } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.driver === undefined ? {} : { driver: options.driver }),
+  });
+  const toolNames = [...new Set([...traceToolNames(trace), ...toolbox.callable().map((tool) => tool.name)])];
+  let run: TracedChainRunResult;
+  try {
+    run = await runWithPlan(
+      chain,
+      options.source ?? trace.source,
+      {
+        seed: trace.seed,
+        clockStart: trace.clockStart,
+        ...(options.chainId ? { chainId: options.chainId } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      },
+      { toolNames, router, parentChainId: trace.chainId },
+    );
+  } finally {
+    await chain.close();
+  }
+  return {
+    mode: "resume",
+    identical: router.divergence === undefined,
+    ...(router.divergence ? { divergence: router.divergence } : {}),
+    sourceChainId: trace.chainId,
+    run,
+    replayedCalls: router.replayed,
+    liveCalls: router.live,
+    inDoubt: router.inDoubt,
+    toolboxChanged: fingerprintToolbox(toolbox.callable()).digest !== trace.toolbox.digest,
+  };
+}
+
+const DENY_ALL: ApprovalHandler = { request: async () => "denied" };
+
+/** Every tool name the trace knows: its toolbox fingerprint and the tools its calls named. */
+function traceToolNames(trace: ChainTrace): string[] {
+  return [...new Set([...trace.toolbox.tools.map((tool) => tool.name), ...trace.calls.map((call) => call.tool)])];
+}
+
+/** @throws ChainRuntimeError `REPLAY_FAILED` when a trace in `store` names `chainId` as its parent. */
+async function refuseIfResumed(store: TraceStore, chainId: string): Promise<void> {
+  const child = (await store.list()).find((summary) => summary.parentChainId === chainId);
+  if (child) {
+    throw new ChainRuntimeError(
+      "REPLAY_FAILED",
+      `Chain ${chainId} was already resumed as chain ${child.chainId}: resuming it again could repeat the calls that resume ran. ` +
+        `Resume ${child.chainId} instead (or force it: force: true, or --force on the CLI).`,
+      { details: { chainId, resumedAs: child.chainId } },
+    );
+  }
+}
+
+/** The outcome the trace recorded against the replayed one; `undefined` when they agree or the trace has none. */
+function compareOutcome(trace: ChainTrace, run: TracedChainRunResult): ReplayDivergence | undefined {
+  const recorded = trace.outcome;
+  if (recorded === undefined) return undefined;
+  const expected = outcomeView(recorded.status, recorded.returnValue, recorded.returnArtifactRef, recorded.error);
+  const actual = outcomeView(run.status, run.returnValue, run.returnArtifactRef, run.error);
+  // A return value offloaded on one side and inline on the other compares by content digest.
+  if (expected.returnArtifactRef !== undefined && actual.returnArtifactRef === undefined && actual.returnValue !== undefined) {
+    actual.returnArtifactRef = `sha256:${sha256Hex(JSON.stringify(actual.returnValue))}`;
+    delete actual.returnValue;
+  } else if (actual.returnArtifactRef !== undefined && expected.returnArtifactRef === undefined && expected.returnValue !== undefined) {
+    expected.returnArtifactRef = `sha256:${sha256Hex(JSON.stringify(expected.returnValue))}`;
+    delete expected.returnValue;
+  }
+  const diff = describeJsonDiff(expected, actual);
+  if (diff.length === 0) return undefined;
+  return {
+    kind: "outcome-mismatch",
+    expected,
+    actual,
+    diff,
+    message: ["The calls match, but the outcome differs from the trace:", ...diff.map((line) => `  ${line}`)].join("\n"),
+  };
+}
+
+interface OutcomeView {
+  status: string;
+  returnValue?: unknown;
+  returnArtifactRef?: string;
+  error?: { name: string; message: string };
+}
+
+function outcomeView(
+  status: string,
+  returnValue: unknown,
+  returnArtifactRef: string | undefined,
+  error: { name: string; message: string } | undefined,
+): OutcomeView {
+  return {
+    status,
+    ...(returnValue === undefined ? {} : { returnValue }),
+    ...(returnArtifactRef === undefined ? {} : { returnArtifactRef }),
+    ...(error === undefined ? {} : { error: { name: error.name, message: error.message } }),
+  };
+}

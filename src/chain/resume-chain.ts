@@ -1,0 +1,91 @@
+/**
+ * `resumeChain`: the second half of a durable approval. A chain run with
+ * `approvalMode: "suspend"` stopped at a call that needs a human, its trace on disk and no
+ * isolate held; any process with the same stores continues it here once the human decided.
+ *
+ * It is a resume-replay of the suspended trace: completed calls are answered from the trace,
+ * the suspended call runs live with `decision` applied to it alone, and the rest runs live. The
+ * resumed chain keeps `approvalMode: "suspend"` by default, so the next call that needs approval
+ * suspends it again (resume the new chain id then).
+ * @module
+ */
+import { isApprovalDecision } from "../approval/check-approval-args.ts";
+import { ChainRuntimeError, type ApprovalDecision, type ApprovalRequest } from "../kernel/index.ts";
+import type { ChainTrace } from "../trace/chain-trace.ts";
+import type { TraceStore } from "../trace/trace-store.ts";
+import { replay, type ReplayOptions, type ReplayReport } from "./replay.ts";
+import { suspendedCallIds, suspendedCallOf } from "./replay-router.ts";
+
+/** Options of {@link resumeChain}: those of a resume `replay`, with the store required. */
+export interface ResumeChainOptions extends Omit<ReplayOptions, "mode" | "approvals" | "traceStore" | "approvalMode"> {
+  /** The store the suspended chain was traced to; the resumed chain is traced there too. */
+  readonly traceStore: TraceStore;
+  /** Which pending request `decision` answers. @defaultValue the first pending request */
+  readonly requestId?: string;
+  /** What later calls needing approval do. @defaultValue `"suspend"` */
+  readonly approvalMode?: "wait" | "suspend";
+}
+
+/** The approval requests of a suspended trace still waiting for a decision, oldest first. */
+export function pendingApprovals(trace: ChainTrace): ApprovalRequest[] {
+  const suspended = suspendedCallIds(trace);
+  if (suspended.size === 0) return [];
+  const taken = new Set<string>();
+  const pending: ApprovalRequest[] = [];
+  for (const request of trace.approvalRequests) {
+    const callId = suspendedCallOf(trace, request, taken);
+    if (callId === undefined) continue;
+    taken.add(callId);
+    pending.push(request);
+  }
+  return pending;
+}
+
+/**
+ * Resumes suspended chain `chainId` with `decision` for its pending approval (see the module
+ * comment). Resolves with the resume's report; `report.run` is the new chain (`status` `ok`,
+ * `error`, or `suspended` again with a new `pendingApproval`).
+ *
+ * @throws ChainRuntimeError `TRACE_NOT_FOUND` (no such chain), `REPLAY_FAILED` (the chain is not
+ * suspended, `requestId` is not pending, or it was already resumed), `ARGUMENT_INVALID` (a
+ * decision that is not `approved`, `denied` or `skipped`).
+ */
+export async function resumeChain(chainId: string, decision: ApprovalDecision, options: ResumeChainOptions): Promise<ReplayReport> {
+  if (!isApprovalDecision(decision)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `An approval decision is "approved", "denied" or "skipped"; got ${JSON.stringify(decision)}.`);
+  }
+  const trace = await options.traceStore.load(chainId);
+  if (trace.outcome?.status !== "suspended") {
+    throw new ChainRuntimeError(
+      "REPLAY_FAILED",
+      `Chain ${chainId} is not suspended (its status is ${trace.outcome?.status ?? "unknown: it never ended"}); use replay(trace, { mode: "resume" }) for a chain that died.`,
+      { details: { chainId } },
+    );
+  }
+  const pending = pendingApprovals(trace);
+  const request = options.requestId === undefined ? pending[0] : pending.find((candidate) => candidate.id === options.requestId);
+  if (request === undefined) {
+    throw new ChainRuntimeError(
+      "REPLAY_FAILED",
+      options.requestId === undefined
+        ? `Chain ${chainId} has no pending approval request.`
+        : `Approval request ${options.requestId} is not pending in chain ${chainId}.`,
+      { details: { chainId, requestId: options.requestId } },
+    );
+  }
+  const taken = new Set<string>();
+  let callId: string | undefined;
+  for (const candidate of trace.approvalRequests) {
+    const match = suspendedCallOf(trace, candidate, taken);
+    if (match === undefined) continue;
+    taken.add(match);
+    if (candidate.id === request.id) callId = match;
+  }
+  const { requestId: _requestId, ...rest } = options;
+  return replay(trace, {
+    ...rest,
+    mode: "resume",
+    approvalMode: options.approvalMode ?? "suspend",
+    ...(callId === undefined ? {} : { approvals: { [callId]: decision } }),
+  });
+}

@@ -1,0 +1,63 @@
+import { suspendedCallOf } from "../chain/replay-router.ts";
+import { type ChainTrace, renderScriptWithMarker, renderTraceTable, type TraceSummary } from "../index.ts";
+
+/** `isochain trace ls`: one line per trace, newest first. */
+export function formatTraceList(summaries: readonly TraceSummary[]): string {
+  if (summaries.length === 0) return "(no traces)\n";
+  const rows = summaries.map((summary) => [
+    summary.chainId,
+    new Date(summary.createdAt).toISOString(),
+    summary.status ?? "(no end)",
+    String(summary.calls),
+    summary.parentChainId ?? "",
+  ]);
+  const header = ["chain", "created", "status", "calls", "parent"];
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
+  const line = (cells: readonly string[]): string => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd();
+  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+}
+
+/**
+ * `isochain trace show`: the chain's header, its calls as a table (status, timings), the outcome
+ * and the script with the failing line marked.
+ */
+export function formatTrace(trace: ChainTrace): string {
+  const out: string[] = [];
+  const outcome = trace.outcome;
+  out.push(`chain ${trace.chainId}${trace.parentChainId ? `  (resumes ${trace.parentChainId})` : ""}`);
+  out.push(
+    `status: ${outcome?.status ?? "no end recorded (crashed or still running)"}` +
+      `  created ${new Date(trace.createdAt).toISOString()}` +
+      (outcome ? `  ${outcome.durationMs.toFixed(1)} ms` : "") +
+      `  seed ${trace.seed}  clock ${new Date(trace.clockStart).toISOString()}`,
+  );
+  out.push(`toolbox: ${trace.toolbox.tools.map((tool) => (tool.risk === "safe" ? tool.name : `${tool.name} (${tool.risk})`)).join(", ") || "(none)"}`);
+  out.push("", "calls:", indent(renderTraceTable(trace)));
+  const inDoubt = trace.calls.filter((call) => call.state !== "completed");
+  if (inDoubt.length > 0 && outcome?.status !== "suspended") {
+    out.push(`  in doubt (started, never finished): ${inDoubt.map((call) => `${call.callId} ${call.tool}`).join(", ")}`);
+  }
+  const waiting = new Set<string>();
+  for (const request of trace.approvalRequests) {
+    const callId = outcome?.status === "suspended" ? suspendedCallOf(trace, request, waiting) : undefined;
+    if (callId !== undefined) waiting.add(callId);
+    const note = callId === undefined ? "" : `: ${callId} waits for it (it never ran; resume with --decision)`;
+    out.push(`  approval requested: ${request.tool} (${request.risk}) request ${request.id}${note}`);
+  }
+  if (outcome?.error) {
+    const where = outcome.error.line === undefined ? "" : ` at line ${outcome.error.line}${outcome.error.column === undefined ? "" : `, column ${outcome.error.column}`}`;
+    out.push("", `error [${outcome.error.phase}]${where}: ${outcome.error.name}: ${outcome.error.message}`);
+  }
+  if (outcome?.returnArtifactRef) out.push("", `return value: (offloaded) ${outcome.returnArtifactRef}`);
+  else if (outcome?.returnValue !== undefined) out.push("", "return value:", indent(JSON.stringify(outcome.returnValue, null, 2)));
+  if (outcome?.outputText) out.push("", "console output:", indent(outcome.outputText.replace(/\n$/, "")));
+  out.push("", "script:", renderScriptWithMarker(trace.source.replace(/\n$/, ""), outcome?.error?.line));
+  return `${out.join("\n")}\n`;
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `  ${line}`.trimEnd())
+    .join("\n");
+}

@@ -1,0 +1,163 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type ChainTrace,
+  defineTool,
+  describeJsonDiff,
+  FileTraceStore,
+  loadTraceFile,
+  MemoryBlobStore,
+  MemoryTraceStore,
+  replay,
+  ToolChainTool,
+  traceToTest,
+} from "../../src/index.ts";
+
+const lookup = defineTool({
+  name: "lookup",
+  description: "Look up a contact.",
+  inputSchema: { type: "object", properties: { key: { type: "string" } }, required: ["key"] } as const,
+  execute: ({ key }) => ({ email: `${key}@example.com`, at: Math.random() }),
+});
+const send = defineTool({
+  name: "send_email",
+  description: "Send.",
+  risk: "high",
+  inputSchema: { type: "object", properties: { to: { type: "string" }, cc: { type: "array", items: { type: "string" } } }, required: ["to"] } as const,
+  execute: ({ to }) => ({ sent: to }),
+});
+
+const SCRIPT = `
+const [ceo, cfo] = await Promise.all([tools.lookup({ key: "ceo" }), tools.lookup({ key: "cfo" })]);
+const mail = await tools.send_email({ to: ceo.structured.email, cc: [cfo.structured.email] });
+console.log("sent", mail.status);
+return { mail: mail.status, picked: Math.floor(Math.random() * 1000), year: new Date().getUTCFullYear() };
+`;
+
+let dir: string;
+let trace: ChainTrace;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "isochain-strict-"));
+  const store = new FileTraceStore({ dir, fsync: false });
+  const chain = new ToolChainTool({ tools: [lookup, send], traceStore: store, policy: { maxRiskUnapproved: "high" }, driver: "in-process" });
+  const run = await chain.run(SCRIPT, { chainId: "recorded" });
+  await chain.close();
+  expect(run.status).toBe("ok");
+  // Read back from the file, as another process would.
+  trace = await loadTraceFile(join(dir, "recorded.trace"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("replay strict", () => {
+  it("is identical with no tool implementations present, with the same seed and clock", async () => {
+    const report = await replay(trace, { mode: "strict", driver: "in-process" });
+    expect(report.divergence).toBeUndefined();
+    expect(report.identical).toBe(true);
+    expect([...report.replayedCalls].sort()).toEqual(["c0", "c1", "c2"]);
+    expect(report.run.returnValue).toEqual(trace.outcome?.returnValue);
+    expect(report.run.seed).toBe(trace.seed);
+    expect(report.run.clockStart).toBe(trace.clockStart);
+  });
+
+  it("reports the first call whose arguments differ, with a readable diff", async () => {
+    const edited = SCRIPT.replace("cc: [cfo.structured.email]", 'cc: ["ops@example.com"]');
+    const report = await replay(trace, { mode: "strict", source: edited, driver: "in-process" });
+    expect(report.identical).toBe(false);
+    expect(report.divergence).toMatchObject({
+      kind: "call-mismatch",
+      callId: "c2",
+      expected: { tool: "send_email", args: { to: "ceo@example.com", cc: ["cfo@example.com"] } },
+      actual: { tool: "send_email", args: { to: "ceo@example.com", cc: ["ops@example.com"] } },
+    });
+    expect(report.divergence?.diff).toEqual(['args.cc[0]: expected "cfo@example.com", got "ops@example.com"']);
+    expect(report.divergence?.message).toContain("Call c2 (tools.send_email) differs from the trace: other arguments.");
+    expect(report.run.status).toBe("cancelled"); // stopped at the divergence
+  });
+
+  it("reports a call to another tool", async () => {
+    const edited = SCRIPT.replace('tools.lookup({ key: "cfo" })', 'tools.send_email({ to: "cfo" })');
+    const report = await replay(trace, { mode: "strict", source: edited, driver: "in-process" });
+    expect(report.divergence).toMatchObject({ kind: "call-mismatch", callId: "c1" });
+    expect(report.divergence?.diff).toContain('tool: expected "lookup", got "send_email"');
+  });
+
+  it("reports a call the trace does not have, and a recorded call never made", async () => {
+    const extra = await replay(trace, { mode: "strict", source: SCRIPT.replace("return {", "await tools.lookup({ key: 'x' });\nreturn {"), driver: "in-process" });
+    expect(extra.divergence).toMatchObject({ kind: "unexpected-call", callId: "c3", actual: { tool: "lookup", args: { key: "x" } } });
+    const fewer = await replay(trace, {
+      mode: "strict",
+      source: `const ceo = await tools.lookup({ key: "ceo" }); return 1;`,
+      driver: "in-process",
+    });
+    expect(fewer.divergence).toMatchObject({ kind: "missing-call", callId: "c1" });
+  });
+
+  it("compares the return value and status", async () => {
+    const report = await replay(trace, { mode: "strict", source: SCRIPT.replace("mail: mail.status", 'mail: "changed"'), driver: "in-process" });
+    expect(report.divergence).toMatchObject({ kind: "outcome-mismatch" });
+    expect(report.divergence?.diff).toEqual(['returnValue.mail: expected "ok", got "changed"']);
+    const thrown = await replay(trace, { mode: "strict", source: SCRIPT.replace("return {", "throw new Error('boom');\nreturn {"), driver: "in-process" });
+    expect(thrown.divergence?.diff).toContain('status: expected "ok", got "error"');
+  });
+
+  it("compares an offloaded return value by content", async () => {
+    const store = new MemoryTraceStore();
+    const chain = new ToolChainTool({ tools: [], traceStore: store, blobStore: new MemoryBlobStore(), policy: { maxInlineResultBytes: 1024 }, driver: "in-process" });
+    const run = await chain.run(`return "x".repeat(5000);`, { chainId: "big-return" });
+    await chain.close();
+    expect(run.returnArtifactRef).toBeDefined();
+    const big = await store.load("big-return");
+    expect((await replay(big, { mode: "strict", driver: "in-process" })).identical).toBe(true);
+    expect((await replay(big, { mode: "strict", source: `return "y".repeat(5000);`, driver: "in-process" })).identical).toBe(false);
+  });
+
+  it("stops at the end of a recording that ends in doubt, without claiming a divergence", async () => {
+    const crashed: ChainTrace = {
+      ...trace,
+      calls: trace.calls.map((call) => (call.callId === "c2" ? { ...call, state: "in-doubt" as const } : call)),
+    };
+    const { outcome: _outcome, ...withoutOutcome } = crashed;
+    const report = await replay(withoutOutcome, { mode: "strict", driver: "in-process" });
+    expect(report.identical).toBe(true);
+    expect(report.partialAt).toBe("c2");
+  });
+});
+
+describe("traceToTest", () => {
+  it("emits a vitest file that passes for the recorded script and fails for a changed one", () => {
+    const source = traceToTest(trace, { importFrom: resolve("src/index.ts") });
+    expect(source).toContain('import { replay, type ChainTrace } from');
+    expect(source).toContain('replay(trace, { mode: "strict" })');
+    const broken = traceToTest({ ...trace, source: trace.source.replace("mail: mail.status", 'mail: "changed"') }, { importFrom: resolve("src/index.ts") });
+    const testDir = mkdtempSync(join(tmpdir(), "isochain-emitted-"));
+    try {
+      writeFileSync(join(testDir, "good.test.ts"), source);
+      writeFileSync(join(testDir, "broken.test.ts"), broken);
+      writeFileSync(join(testDir, "vitest.config.mjs"), `export default { test: { include: ["*.test.ts"], pool: "forks", execArgv: ["--no-node-snapshot"] } };\n`);
+      const vitest = resolve("node_modules/vitest/vitest.mjs");
+      const good = spawnSync(process.execPath, [vitest, "run", "good.test.ts"], { cwd: testDir, encoding: "utf8", timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } });
+      expect(good.status, good.stdout + good.stderr).toBe(0);
+      const bad = spawnSync(process.execPath, [vitest, "run", "broken.test.ts"], { cwd: testDir, encoding: "utf8", timeout: 60_000, env: { ...process.env, NO_COLOR: "1" } });
+      expect(bad.status).toBe(1);
+      expect(bad.stdout + bad.stderr).toMatch(/returnValue\.mail: expected \\?"ok\\?", got \\?"changed/);
+    } finally {
+      rmSync(testDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+describe("describeJsonDiff", () => {
+  it("names each differing path, missing and unexpected keys, and length changes", () => {
+    expect(describeJsonDiff({ a: 1, b: { c: [1, 2] }, d: "x" }, { a: 2, b: { c: [1] }, e: true })).toEqual([
+      "a: expected 1, got 2",
+      "b.c: expected 2 items, got 1",
+      'd: missing (expected "x")',
+      "e: unexpected true",
+    ]);
+    expect(describeJsonDiff({ same: [1, { x: null }] }, { same: [1, { x: null }] })).toEqual([]);
+  });
+});

@@ -1,0 +1,211 @@
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  type ChainTrace,
+  ChainRuntimeError,
+  defineTool,
+  fingerprintToolbox,
+  MemoryTraceStore,
+  replay,
+  summarizeRun,
+  ToolChainTool,
+  Toolbox,
+  type TraceEvent,
+  type TracePruneOptions,
+  type TraceStore,
+  type TraceSummary,
+} from "../../src/index.ts";
+
+const ran: string[] = [];
+
+const wait = defineTool({
+  name: "wait",
+  description: "Answer after `ms` milliseconds.",
+  inputSchema: { type: "object", properties: { ms: { type: "integer" }, tag: { type: "string" } }, required: ["ms", "tag"] } as const,
+  execute: async ({ ms, tag }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    ran.push(tag);
+    return { tag };
+  },
+});
+const echo = defineTool({
+  name: "echo",
+  description: "Echo a value.",
+  inputSchema: { type: "object", properties: { value: {} } } as const,
+  execute: (args) => {
+    ran.push(`echo:${JSON.stringify(args.value ?? null)}`);
+    return { echoed: args.value ?? null };
+  },
+});
+const toolbox = new Toolbox([wait, echo]);
+
+const chains: ToolChainTool[] = [];
+function traced(store: TraceStore, extra: Partial<ConstructorParameters<typeof ToolChainTool>[0]> = {}): ToolChainTool {
+  const chain = new ToolChainTool({ toolbox, traceStore: store, driver: "in-process", policy: { callTimeoutMs: 2_000, approvalTimeoutMs: 1_000 }, ...extra });
+  chains.push(chain);
+  return chain;
+}
+afterAll(async () => {
+  for (const chain of chains) await chain.close();
+});
+
+/** A store that fails every append of the listed event types (after the first `after` of them). */
+class FailingStore implements TraceStore {
+  readonly durable: boolean;
+  readonly #inner = new MemoryTraceStore();
+  readonly #types: ReadonlySet<string>;
+  #left: number;
+  constructor(types: string[], after = 0, durable = true) {
+    this.durable = durable;
+    this.#types = new Set(types);
+    this.#left = after;
+  }
+  async append(chainId: string, event: TraceEvent): Promise<void> {
+    if (this.#types.has(event.type) && this.#left-- <= 0) throw new ChainRuntimeError("STORE_FAILED", `disk full (${event.type})`);
+    return this.#inner.append(chainId, event);
+  }
+  load(chainId: string): Promise<ChainTrace> {
+    return this.#inner.load(chainId);
+  }
+  list(): Promise<TraceSummary[]> {
+    return this.#inner.list();
+  }
+  prune(options: TracePruneOptions): Promise<number> {
+    return this.#inner.prune(options);
+  }
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+describe("every run writes a trace", () => {
+  it("records the script, policy, toolbox fingerprint, seed, clock, each call with parsed args and result, and the outcome", async () => {
+    const store = new MemoryTraceStore();
+    const chain = traced(store);
+    const code = `const a = await tools.echo({ value: [1, "two"] }); return { a: a.structured, r: Math.random() };`;
+    const run = await chain.run(code, { chainId: "traced-1", seed: 7, clockStart: 1_700_000_000_000 });
+    expect(run.status).toBe("ok");
+    expect(run.traceError).toBeUndefined();
+    const trace = await store.load("traced-1");
+    expect(trace).toMatchObject({ chainId: "traced-1", source: code, seed: 7, clockStart: 1_700_000_000_000 });
+    expect(trace.policy).toEqual(chain.policy);
+    expect(trace.toolbox).toEqual(fingerprintToolbox(toolbox.callable()));
+    expect(trace.calls).toHaveLength(1);
+    expect(trace.calls[0]).toMatchObject({ callId: "c0", seq: 0, tool: "echo", args: { value: [1, "two"] }, state: "completed", status: "ok" });
+    expect(trace.calls[0]?.result).toMatchObject({ status: "ok", structured: { echoed: [1, "two"] } });
+    expect(trace.outcome).toMatchObject({ status: "ok", returnValue: run.returnValue });
+  });
+
+  it("traces a compile error with its position, so trace show can mark the line", async () => {
+    const store = new MemoryTraceStore();
+    const run = await traced(store).run("const x = ;", { chainId: "bad-syntax" });
+    const trace = await store.load("bad-syntax");
+    expect(trace.outcome?.status).toBe("error");
+    expect(trace.outcome?.error).toMatchObject({ phase: "compile", line: 1 });
+    expect(run.error?.line).toBe(1);
+  });
+
+  it("gives the same program-order call ids on two runs whose parallel calls finish in different orders", async () => {
+    const store = new MemoryTraceStore();
+    const chain = traced(store);
+    // Same calls, same arguments' tags; only the delays are swapped, so the tools finish in
+    // opposite orders on the two runs.
+    const code = (flip: boolean) => `
+      const delays = [0, 40, 80, 120];
+      const order = ${flip ? "delays.slice().reverse()" : "delays"};
+      const results = await Promise.all(["a", "b", "c", "d"].map((tag, i) => tools.wait({ ms: order[i], tag })));
+      return results.map((result) => result.structured.tag);`;
+    ran.length = 0;
+    await chain.run(code(false), { chainId: "order-1", seed: 1 });
+    const firstOrder = [...ran];
+    ran.length = 0;
+    await chain.run(code(true), { chainId: "order-2", seed: 1 });
+    const secondOrder = [...ran];
+    expect(firstOrder).toEqual(["a", "b", "c", "d"]);
+    expect(secondOrder).toEqual(["d", "c", "b", "a"]);
+    const ids = (trace: ChainTrace) => trace.calls.map((call) => [call.callId, (call.args as { tag: string }).tag]);
+    const first = await store.load("order-1");
+    const second = await store.load("order-2");
+    expect(ids(first)).toEqual([["c0", "a"], ["c1", "b"], ["c2", "c"], ["c3", "d"]]);
+    expect(ids(second)).toEqual(ids(first));
+    // Completion order did differ: the result of c3 was logged first in the second run.
+    const endedFirst = (trace: ChainTrace) => [...trace.calls].sort((x, y) => (x.endedAt ?? 0) - (y.endedAt ?? 0))[0]?.callId;
+    expect(endedFirst(first)).toBe("c0");
+    expect(endedFirst(second)).toBe("c3");
+  });
+
+  it("replays a Promise.all chain with random tool delays identically, matching calls by id", async () => {
+    const store = new MemoryTraceStore();
+    const chain = traced(store);
+    const code = `
+      const results = await Promise.all([0, 1, 2, 3, 4].map((i) => tools.wait({ ms: Math.floor(Math.random() * 30), tag: "t" + i })));
+      return results.map((result) => result.structured.tag).join(",");`;
+    await chain.run(code, { chainId: "random-delays" });
+    const report = await replay(await store.load("random-delays"), { mode: "strict", driver: "in-process" });
+    expect(report.divergence).toBeUndefined();
+    expect(report.identical).toBe(true);
+    expect(report.replayedCalls).toHaveLength(5);
+  });
+
+  it("surfaces a trace store failure in traceError and the model's summary, and refuses later calls", async () => {
+    const store = new FailingStore(["tool-result"]);
+    const chain = traced(store);
+    ran.length = 0;
+    const run = await chain.run(`const a = await tools.echo({ value: 1 }); const b = await tools.echo({ value: 2 }); return [a.status, b.status, b.code];`, {
+      chainId: "broken-store",
+    });
+    expect(run.status).toBe("ok");
+    expect(run.traceError).toMatchObject({ code: "STORE_FAILED", message: expect.stringContaining("disk full"), lostEvents: 1 });
+    expect(run.returnValue).toEqual(["ok", "error", "STORE_FAILED"]);
+    expect(ran).toEqual(["echo:1"]); // the second call never ran: it could not have been made at-most-once
+    expect(summarizeRun(run)).toContain("trace incomplete: STORE_FAILED");
+  });
+
+  it("keeps going on a failing store that is not durable, still reporting the failure", async () => {
+    const store = new FailingStore(["tool-result"], 0, false);
+    ran.length = 0;
+    const run = await traced(store).run(`await tools.echo({ value: 1 }); await tools.echo({ value: 2 }); return 1;`, { chainId: "memory-broken" });
+    expect(ran).toEqual(["echo:1", "echo:2"]);
+    expect(run.traceError?.lostEvents).toBe(2);
+  });
+
+  it("still calls the user's hooks, and a throwing user hook neither breaks the call nor the trace", async () => {
+    const store = new MemoryTraceStore();
+    const seen: string[] = [];
+    const errors: string[] = [];
+    const chain = traced(store, {
+      hooks: {
+        TOOL_START: ({ tool }) => {
+          seen.push(`start:${tool}`);
+          throw new Error("observer bug");
+        },
+        TOOL_END: ({ tool, result }) => void seen.push(`end:${tool}:${result.status}`),
+        onHookError: (_error, event) => void errors.push(event),
+      },
+    });
+    const run = await chain.run(`return (await tools.echo({ value: 3 })).status;`, { chainId: "hooked" });
+    expect(run.returnValue).toBe("ok");
+    expect(seen).toEqual(["start:echo", "end:echo:ok"]);
+    expect(errors).toEqual(["TOOL_START"]);
+    expect((await store.load("hooked")).calls[0]?.state).toBe("completed");
+  });
+
+  it("resume re-executes an in-doubt SAFE call by default, and answers completed calls from the trace", async () => {
+    // The store loses c1's result, as a crash between the tool's end and the log would.
+    const lossy = new FailingStore(["tool-result"], 1, false);
+    await traced(lossy).run(`const a = await tools.echo({ value: "a" }); const b = await tools.echo({ value: "b" }); return [a.status, b.status];`, {
+      chainId: "lost-result",
+    });
+    const trace = await lossy.load("lost-result");
+    expect(trace.calls.map((call) => call.state)).toEqual(["completed", "in-doubt"]);
+    ran.length = 0;
+    const report = await replay(trace, { mode: "resume", toolbox, driver: "in-process" });
+    expect(ran).toEqual(['echo:"b"']);
+    expect(report.inDoubt).toEqual([{ callId: "c1", tool: "echo", risk: "safe", resolution: "re-execute" }]);
+    expect(report.run.returnValue).toEqual(["ok", "ok"]);
+    expect(report.toolboxChanged).toBe(false);
+    expect(report.run.callTrace.map((record) => [record.seq, record.callId])).toEqual([
+      [0, "c0"],
+      [1, "c1"],
+    ]);
+  });
+});

@@ -1,0 +1,111 @@
+import { duplexPair } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { encodeMessage, FrameDecoder } from "../../src/bridge/codec.ts";
+import { FRAME_KIND } from "../../src/bridge/protocol.ts";
+import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { ProcessChannel } from "../../sandbox/process-channel.ts";
+import { isChildMessage, isHostMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "../../sandbox/process-protocol.ts";
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function pair(): {
+  host: ProcessChannel<ChildMessage, HostMessage>;
+  received: ChildMessage[];
+  closed: (string | undefined)[];
+  childEnd: ReturnType<typeof duplexPair>[1];
+} {
+  const [hostEnd, childEnd] = duplexPair();
+  const received: ChildMessage[] = [];
+  const closed: (string | undefined)[] = [];
+  const host = new ProcessChannel<ChildMessage, HostMessage>(hostEnd, isChildMessage, {
+    onMessage: (message) => received.push(message),
+    onClose: (reason) => closed.push(reason),
+  });
+  return { host, received, closed, childEnd };
+}
+
+describe("ProcessChannel", () => {
+  it("writes every message sent in one tick with a single write, in order", async () => {
+    const { host, childEnd } = pair();
+    const chunks: Buffer[] = [];
+    childEnd.on("data", (chunk: Buffer) => chunks.push(chunk));
+    for (let callIndex = 0; callIndex < 50; callIndex++) host.send({ kind: FRAME_KIND.result, callIndex, resultJson: `{"n":${callIndex}}` });
+    expect(chunks).toEqual([]);
+    await tick();
+    expect(chunks).toHaveLength(1);
+    const decoded = new FrameDecoder(isHostMessage).push(chunks[0] as Buffer);
+    expect(decoded.map((message) => (message.kind === FRAME_KIND.result ? message.callIndex : -1))).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  });
+
+  it("delivers messages split across many chunks, a large one included", async () => {
+    const { received, childEnd } = pair();
+    const text = "é".repeat(300_000);
+    const bytes = Buffer.concat([
+      encodeMessage({ kind: FRAME_KIND.log, level: "info", text }),
+      encodeMessage({ kind: PROCESS_MESSAGE_KIND.ready }),
+    ]);
+    for (let offset = 0; offset < bytes.length; offset += 4_099) childEnd.write(bytes.subarray(offset, offset + 4_099));
+    await tick();
+    await tick();
+    expect(received).toEqual([{ kind: FRAME_KIND.log, level: "info", text }, { kind: PROCESS_MESSAGE_KIND.ready }]);
+  });
+
+  it("closes with a reason on a message the receiving side does not accept", async () => {
+    const { received, closed, childEnd } = pair();
+    childEnd.write(encodeMessage({ kind: PROCESS_MESSAGE_KIND.run, chainId: "c" })); // a host message, sent to the host
+    await tick();
+    expect(received).toEqual([]);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatch(/malformed message/);
+  });
+
+  it("reports a plain end of the stream without a reason, once", async () => {
+    const { closed, childEnd, host } = pair();
+    childEnd.end();
+    await tick();
+    await tick();
+    expect(closed).toEqual([undefined]);
+    expect(host.isClosed).toBe(true);
+  });
+
+  it("refuses to encode a message over the frame limit", () => {
+    const { host } = pair();
+    const huge = "x".repeat(65 * 1024 * 1024);
+    try {
+      host.send({ kind: FRAME_KIND.result, callIndex: 0, resultJson: huge });
+      throw new Error("expected a throw");
+    } catch (error) {
+      expect(isChainRuntimeError(error) && error.code).toBe("BRIDGE_FRAME_INVALID");
+    }
+  });
+});
+
+describe("process protocol guards", () => {
+  it("accepts each message on its own side only", () => {
+    const limits = { memoryLimitMb: 8, cpuTimeMs: 1, totalTimeoutMs: 1, maxOutputBytes: 1, maxArgumentBytes: 1 };
+    const run = { kind: PROCESS_MESSAGE_KIND.run, chainId: "c", script: "s", scriptName: "n", toolNames: ["a"], maxToolCalls: 1, limits, seed: 1, clockStart: 0 };
+    expect(isHostMessage(run)).toBe(true);
+    expect(isChildMessage(run)).toBe(false);
+    expect(isHostMessage({ ...run, toolNames: [1] })).toBe(false);
+    expect(isHostMessage({ ...run, limits: { ...limits, cpuTimeMs: -1 } })).toBe(false);
+    const outcome = { kind: PROCESS_MESSAGE_KIND.outcome, outcome: { status: "ok", returnJson: "1", wallMs: 1, cpuMs: 1, heapBytes: 1 } };
+    expect(isChildMessage(outcome)).toBe(true);
+    expect(isHostMessage(outcome)).toBe(false);
+    expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, status: "weird" } })).toBe(false);
+    expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, error: { phase: "limit", name: "E" } } })).toBe(false);
+    expect(isChildMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(true);
+    expect(isHostMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(false);
+    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" })).toBe(true);
+  });
+});
+
+describe("FrameDecoder with many chunks", () => {
+  it("holds an incomplete frame's chunks and reports them as pending", () => {
+    const bytes = encodeMessage({ kind: PROCESS_MESSAGE_KIND.ready });
+    const decoder = new FrameDecoder(isChildMessage);
+    for (let i = 0; i < bytes.length - 1; i++) expect(decoder.push(bytes.subarray(i, i + 1))).toEqual([]);
+    expect(decoder.pendingBytes).toBe(bytes.length - 1);
+    expect(decoder.push(bytes.subarray(bytes.length - 1))).toEqual([{ kind: PROCESS_MESSAGE_KIND.ready }]);
+    expect(decoder.pendingBytes).toBe(0);
+  });
+});

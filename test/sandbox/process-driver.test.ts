@@ -1,0 +1,304 @@
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { InvocationResult } from "../../src/kernel/index.ts";
+import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { ProcessSandboxDriver } from "../../sandbox/process-driver.ts";
+import type { SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import { chainScript, runSandboxDriverContract } from "../contracts/sandbox-driver.contract.ts";
+
+runSandboxDriverContract("ProcessSandboxDriver", { create: () => new ProcessSandboxDriver({ processes: 2, memoryLimitMb: 64 }) });
+
+const LIMITS: SandboxLimits = {
+  memoryLimitMb: 64,
+  cpuTimeMs: 2_000,
+  totalTimeoutMs: 3_000,
+  maxOutputBytes: 4_096,
+  maxArgumentBytes: 1_024,
+};
+
+const ok = (text: string): InvocationResult => ({ status: "ok", text });
+
+interface Seen {
+  readonly calls: SandboxToolCall[];
+  readonly signals: AbortSignal[];
+  readonly logs: { level: SandboxLogLevel; text: string }[];
+}
+
+type Overrides = Partial<Omit<SandboxRunRequest, "limits">> & { limits?: Partial<SandboxLimits> };
+
+let chainCounter = 0;
+
+async function runOn(driver: ProcessSandboxDriver, body: string, overrides: Overrides = {}): Promise<SandboxRunOutcome & Seen> {
+  const seen: Seen = { calls: [], signals: [], logs: [] };
+  const { limits, onToolCall, ...rest } = overrides;
+  const outcome = await driver.run({
+    chainId: `chain-${++chainCounter}`,
+    script: chainScript(body),
+    scriptName: "chain.js",
+    toolNames: ["echo"],
+    maxToolCalls: 20,
+    seed: 1,
+    clockStart: 0,
+    onLog: (level, text) => seen.logs.push({ level, text }),
+    ...rest,
+    onToolCall: (call, signal) => {
+      seen.calls.push(call);
+      seen.signals.push(signal);
+      return onToolCall ? onToolCall(call, signal) : Promise.resolve(ok(call.argsJson));
+    },
+    limits: { ...LIMITS, ...limits },
+  });
+  return { ...outcome, ...seen };
+}
+
+/** Kills the child running `chainId` with `signal`. */
+function killChild(driver: ProcessSandboxDriver, chainId: string, signal: NodeJS.Signals): void {
+  const pid = driver.pidOf(chainId);
+  if (pid === undefined) throw new Error(`no child runs ${chainId}`);
+  process.kill(pid, signal);
+}
+
+const never = (): Promise<InvocationResult> => new Promise<InvocationResult>(() => undefined);
+
+describe("ProcessSandboxDriver", () => {
+  let driver: ProcessSandboxDriver;
+  beforeAll(async () => {
+    driver = new ProcessSandboxDriver({ processes: 2, memoryLimitMb: 64 });
+    await driver.warm();
+  });
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it("pre-spawns its children: a run after warm() starts no process", async () => {
+    const spawned = driver.spawnCount;
+    const pids = driver.pids();
+    expect(pids).toHaveLength(2);
+    const outcome = await runOn(driver, "return (await tools.echo({ a: 1 })).text;");
+    expect(outcome.returnJson).toBe(JSON.stringify('{"a":1}'));
+    expect(driver.spawnCount).toBe(spawned);
+    expect(driver.pids().sort()).toEqual([...pids].sort());
+  });
+
+  it("runs the chain in a child process, not in the host", async () => {
+    const chainId = "where-am-i";
+    let pid: number | undefined;
+    await runOn(driver, "await tools.echo({});", {
+      chainId,
+      onToolCall: (call) => {
+        pid = driver.pidOf(chainId);
+        return Promise.resolve(ok(call.argsJson));
+      },
+    });
+    expect(pid).toBeTypeOf("number");
+    expect(pid).not.toBe(process.pid);
+    expect(driver.pids()).toContain(pid);
+  });
+
+  it("turns a native abort of the child (V8 cannot allocate) into error/limit, and serves the next run", async () => {
+    // A growing Set ends in one hash-table allocation past the isolate's heap: V8 aborts the
+    // whole process (the in-process driver would take the host down with it).
+    const before = driver.pids();
+    const outcome = await runOn(driver, "const s = new Set(); for (let i = 0; ; i++) s.add(i);", {
+      limits: { memoryLimitMb: 32, cpuTimeMs: 20_000, totalTimeoutMs: 20_000 },
+    });
+    expect(outcome.status).toBe("error");
+    expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError" });
+    expect(outcome.error?.message).toMatch(/^the sandbox process died: signal SIGABRT/);
+    const next = await runOn(driver, "return 'alive';");
+    expect(next.returnJson).toBe('"alive"');
+    await vi.waitFor(() => expect(driver.pids()).toHaveLength(before.length), { timeout: 15_000, interval: 20 });
+  });
+
+  it("ends a chain whose child is SIGKILLed with error/limit, every call before the kill delivered", async () => {
+    const chainId = "killed";
+    const outcome = await runOn(driver, "console.log('before'); await tools.echo({ n: 0 }); await tools.echo({ n: 1 }); return 'unreachable';", {
+      chainId,
+      onToolCall: (call) => {
+        if (call.callIndex === 1) {
+          killChild(driver, chainId, "SIGKILL");
+          return never();
+        }
+        return Promise.resolve(ok(call.argsJson));
+      },
+    });
+    expect(outcome.status).toBe("error");
+    expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError", message: "the sandbox process died: signal SIGKILL" });
+    expect(outcome.calls.map((call) => call.argsJson)).toEqual(['{"n":0}', '{"n":1}']);
+    expect(outcome.signals.map((signal) => signal.aborted)).toEqual([false, true]);
+    expect(outcome.logs).toEqual([{ level: "log", text: "before" }]);
+    const next = await runOn(driver, "return (await tools.echo({ after: true })).status;");
+    expect(next.returnJson).toBe('"ok"');
+  });
+
+  it("delivers output written before an external kill of a spinning child", async () => {
+    const chainId = "spinner";
+    const outcome = await runOn(driver, "console.log('one'); console.warn('two'); await tools.echo({}); for (;;) {}", {
+      chainId,
+      onToolCall: (call) => {
+        setTimeout(() => killChild(driver, chainId, "SIGKILL"), 50);
+        return Promise.resolve(ok(call.argsJson));
+      },
+    });
+    expect(outcome.error?.message).toBe("the sandbox process died: signal SIGKILL");
+    expect(outcome.logs).toEqual([
+      { level: "log", text: "one" },
+      { level: "warn", text: "two" },
+    ]);
+  });
+
+  it("leaves a concurrent chain in another child untouched when one child is killed", async () => {
+    const victimDone = Promise.withResolvers<void>();
+    const [victim, survivor] = await Promise.all([
+      runOn(driver, "await tools.echo({}); return 'victim';", {
+        chainId: "victim",
+        onToolCall: () => {
+          killChild(driver, "victim", "SIGKILL");
+          return never();
+        },
+      }).finally(() => victimDone.resolve()),
+      runOn(driver, "const r = await tools.echo({ s: 1 }); return r.text;", {
+        chainId: "survivor",
+        onToolCall: async (call) => {
+          await victimDone.promise;
+          return ok(call.argsJson);
+        },
+      }),
+    ]);
+    expect(victim.error?.message).toBe("the sandbox process died: signal SIGKILL");
+    expect(survivor.status).toBe("ok");
+    expect(survivor.returnJson).toBe(JSON.stringify('{"s":1}'));
+  });
+
+  it("kills a child that stops answering (SIGSTOP) once totalTimeoutMs and the grace have passed", async () => {
+    const chainId = "stopped";
+    const started = performance.now();
+    const outcome = await runOn(driver, "console.log('still here'); await tools.echo({}); return 1;", {
+      chainId,
+      limits: { totalTimeoutMs: 300 },
+      onToolCall: (call) => {
+        killChild(driver, chainId, "SIGSTOP"); // the child can neither run nor read its pipe
+        return Promise.resolve(ok(call.argsJson));
+      },
+    });
+    expect(outcome.status).toBe("timeout");
+    expect(outcome.error).toMatchObject({ phase: "limit", name: "TimeoutError" });
+    expect(outcome.error?.message).toMatch(/did not answer and was killed/);
+    expect(outcome.logs).toEqual([{ level: "log", text: "still here" }]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    const next = await runOn(driver, "return 3;");
+    expect(next.returnJson).toBe("3");
+  });
+
+  it("cancels a chain through the child and keeps that child when it answers", async () => {
+    const controller = new AbortController();
+    const chainId = "cancelled";
+    let pid: number | undefined;
+    const outcome = await runOn(driver, "await tools.echo({}); for (;;) {}", {
+      chainId,
+      signal: controller.signal,
+      onToolCall: (call) => {
+        pid = driver.pidOf(chainId);
+        setTimeout(() => controller.abort(), 20);
+        return Promise.resolve(ok(call.argsJson));
+      },
+    });
+    expect(outcome.status).toBe("cancelled");
+    expect(driver.pids()).toContain(pid);
+  });
+
+  it("returns cancelled at once for a signal aborted before the run", async () => {
+    const outcome = await runOn(driver, "return 1;", { signal: AbortSignal.abort() });
+    expect(outcome.status).toBe("cancelled");
+    expect(outcome.calls).toEqual([]);
+  });
+});
+
+describe("ProcessSandboxDriver pool", () => {
+  it("replaces a child after maxRunsPerProcess chains, off the critical path", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 2, maxRunsPerProcess: 2, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      const [first] = driver.pids();
+      await runOn(driver, "return 1;", { limits: { memoryLimitMb: 32 } });
+      await runOn(driver, "return 2;", { limits: { memoryLimitMb: 32 } });
+      await vi.waitFor(() => expect(driver.pids()).toHaveLength(1), { timeout: 15_000, interval: 20 });
+      expect(driver.pids()).not.toContain(first);
+      const third = await runOn(driver, "return 3;", { limits: { memoryLimitMb: 32 } });
+      expect(third.returnJson).toBe("3");
+      expect(driver.spawnCount).toBe(2);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it("queues chains beyond maxProcesses and runs them as children free up", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      const outcomes = await Promise.all([1, 2, 3].map((n) => runOn(driver, `await tools.echo({}); return ${n};`, { limits: { memoryLimitMb: 32 } })));
+      expect(outcomes.map((outcome) => outcome.returnJson)).toEqual(["1", "2", "3"]);
+      expect(driver.spawnCount).toBe(1);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it("close() kills every child, ends a run in progress and refuses later runs with SANDBOX_FAILED", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, memoryLimitMb: 32 });
+    await driver.warm();
+    const pids = driver.pids();
+    const called = Promise.withResolvers<void>();
+    const running = runOn(driver, "await tools.echo({}); return 1;", {
+      limits: { memoryLimitMb: 32 },
+      onToolCall: () => {
+        called.resolve();
+        return never();
+      },
+    });
+    await called.promise;
+    await driver.close();
+    const outcome = await running;
+    expect(outcome).toMatchObject({ status: "error", error: { phase: "limit", name: "SandboxError" } });
+    expect(outcome.signals[0]?.aborted).toBe(true);
+    expect(driver.pids()).toEqual([]);
+    for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    const later = await driver.run({
+      chainId: "late",
+      script: chainScript("return 1;"),
+      scriptName: "chain.js",
+      toolNames: [],
+      maxToolCalls: 1,
+      seed: 1,
+      clockStart: 0,
+      limits: LIMITS,
+      onToolCall: () => Promise.resolve(ok("")),
+    }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(isChainRuntimeError(later) && later.code).toBe("SANDBOX_FAILED");
+  });
+
+  it("does not keep the host process alive while its children are idle", async () => {
+    const driverUrl = new URL("../../sandbox/process-driver.ts", import.meta.url).href;
+    const script = [
+      `const { ProcessSandboxDriver } = await import(${JSON.stringify(driverUrl)});`,
+      "const driver = new ProcessSandboxDriver({ processes: 1, memoryLimitMb: 32 });",
+      "await driver.warm();",
+      "const limits = { memoryLimitMb: 32, cpuTimeMs: 1000, totalTimeoutMs: 1000, maxOutputBytes: 100, maxArgumentBytes: 100 };",
+      "const outcome = await driver.run({ chainId: 'c', script: '(async function __chain__() {\\nreturn 7;\\n})', scriptName: 'c.js', toolNames: [], maxToolCalls: 1, seed: 1, clockStart: 0, limits, onToolCall: async () => ({ status: 'ok', text: '' }) });",
+      "console.log(outcome.returnJson, driver.pids()[0]);",
+    ].join("\n");
+    const host = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let stdout = "";
+    host.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
+    const code = await new Promise<number | null>((resolve) => host.on("close", resolve));
+    expect(code).toBe(0);
+    const [value, childPid] = stdout.trim().split(" ");
+    expect(value).toBe("7");
+    // The orphaned child sees its pipe close and exits by itself.
+    await vi.waitFor(() => expect(() => process.kill(Number(childPid), 0)).toThrow(), { timeout: 5_000, interval: 20 });
+  });
+});
