@@ -305,7 +305,15 @@ export class SandboxProcess {
     run.pending.set(frame.callIndex, controller);
     let answer: Promise<InvocationResult>;
     try {
-      answer = run.request.onToolCall({ callIndex: frame.callIndex, tool: frame.tool, argsJson: frame.argsJson }, controller.signal);
+      answer = run.request.onToolCall(
+        {
+          callIndex: frame.callIndex,
+          tool: frame.tool,
+          argsJson: frame.argsJson,
+          ...(typeof frame.refusal === "string" ? { refusal: frame.refusal } : {}),
+        },
+        controller.signal,
+      );
     } catch (error) {
       answer = Promise.reject(error as Error);
     }

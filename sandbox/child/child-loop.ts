@@ -125,7 +125,13 @@ export class ChildLoop {
         onToolCall: (call) =>
           new Promise<InvocationResult>((resolve) => {
             active.pending.set(call.callIndex, resolve);
-            channel.send({ kind: FRAME_KIND.call, callIndex: call.callIndex, tool: call.tool, argsJson: call.argsJson });
+            channel.send({
+              kind: FRAME_KIND.call,
+              callIndex: call.callIndex,
+              tool: call.tool,
+              argsJson: call.argsJson,
+              ...(call.refusal === undefined ? {} : { refusal: call.refusal }),
+            });
           }),
         onLog: (level, text) => channel.send({ kind: FRAME_KIND.log, level, text }),
       });

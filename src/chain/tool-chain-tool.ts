@@ -327,7 +327,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       if (route?.approval !== undefined) run.presetApproval(callId, route.approval);
       run.liveCallStarted();
       const pending = this.invoker.invoke(
-        { id: callId, name: call.tool, arguments: call.argsJson },
+        {
+          id: callId,
+          name: call.tool,
+          arguments: call.argsJson,
+          // Refused inside the isolate (not plain data, too large): counted and recorded, never run.
+          ...(call.refusal === undefined ? {} : { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }),
+        },
         { session, ctx: { signal, callId }, ...(onProgress ? { onProgress } : {}) },
       );
       inFlight.add(pending);
