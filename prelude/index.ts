@@ -62,6 +62,23 @@ for (const name of ["SharedArrayBuffer", "Atomics", "WebAssembly", "Finalization
   delete global[name];
 }
 
+// Resizable ArrayBuffers reserve `maxByteLength` up front and commit pages on `resize()` outside
+// the isolate's memory accounting, so a script could take host memory past `memoryLimitMb`.
+// Refuse them: `new ArrayBuffer(n)` (counted against the limit) keeps working, and the
+// prototype's `constructor` points at the guard too, so there is no way round it.
+const ArrayBufferIntrinsic = ArrayBuffer;
+const guardedArrayBuffer = new Proxy(ArrayBufferIntrinsic, {
+  construct(target, argumentsList, newTarget) {
+    const options = argumentsList[1] as { maxByteLength?: unknown } | undefined;
+    if (typeof options === "object" && options !== null && options.maxByteLength !== undefined) {
+      throw new RangeError("resizable ArrayBuffers are not available in isochain scripts; allocate a fixed-length ArrayBuffer");
+    }
+    return Reflect.construct(target, argumentsList, newTarget === guardedArrayBuffer ? target : newTarget) as object;
+  },
+});
+defineProperty(global, "ArrayBuffer", { value: guardedArrayBuffer, writable: true, configurable: true, enumerable: false });
+defineProperty(ArrayBufferIntrinsic.prototype, "constructor", { value: guardedArrayBuffer, writable: true, configurable: true, enumerable: false });
+
 let config: PreludeRunConfig | undefined;
 let started = false;
 let finished = false;
@@ -276,7 +293,9 @@ function start(script: unknown): void {
     finish(undefined, error);
     return;
   }
-  PromiseIntrinsic.resolve(promise).then(settle, (error: unknown) => finish(undefined, error));
+  // The intrinsic `then`, not the script's: a script that patches Promise.prototype.then must
+  // not be able to keep its own result from settling.
+  reflectApply(promiseThen, PromiseIntrinsic.resolve(promise), [settle, (error: unknown) => finish(undefined, error)]);
 }
 
 function probe(): string {

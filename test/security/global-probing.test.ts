@@ -137,11 +137,6 @@ const attacks: Attack[] = [
     name: "a hijacked Promise.prototype.then cannot hide the script's own return value",
     code: 'Promise.prototype.then = function () { return "hijacked"; }; return "dirty";',
     expected: { status: "ok", returnValue: "dirty" },
-    // BUG (prelude/index.ts start()): the prelude settles the script with
-    // `PromiseIntrinsic.resolve(promise).then(settle, ...)`, which looks `then` up on the script's
-    // own Promise.prototype at call time; the run ends as DeadlockError. Only the script's own
-    // outcome is affected. Fix: capture `Promise.prototype.then` at prelude load and `.call` it.
-    knownBug: "prelude settles through the script's Promise.prototype.then",
   },
   {
     name: "a replaced console only changes the script's own view",

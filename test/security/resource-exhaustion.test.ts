@@ -84,14 +84,13 @@ const attacks: Attack[] = [
   {
     name: "a resizable ArrayBuffer grown past the limit",
     code: "const b = new ArrayBuffer(8, { maxByteLength: 2 ** 30 }); b.resize(2 ** 29); new Uint8Array(b).fill(7); return b.byteLength;",
-    expected: { status: "error", phase: "runtime", name: "RangeError", message: /Array buffer allocation failed/ },
-    // BUG (sandbox/ + prelude/): ArrayBuffer.prototype.resize (and .transfer of a resizable
-    // buffer) commit memory outside the isolate's limit: with memoryLimitMb 32 this commits
-    // 512 MiB of host RSS and returns ok; 8 such buffers took the host to 2.4 GB. Fix: refuse
-    // `maxByteLength` above the limit in the prelude (wrap ArrayBuffer, or delete
-    // resize/transfer/maxByteLength support), or account backing stores in the isolate's
-    // ArrayBuffer allocator.
-    knownBug: "resizable ArrayBuffer bypasses memoryLimitMb",
+    // Resizable buffers commit memory outside the isolate's accounting: the prelude refuses them.
+    expected: { status: "error", phase: "runtime", name: "RangeError", message: /resizable ArrayBuffers are not available/ },
+  },
+  {
+    name: "a resizable ArrayBuffer through the prototype's constructor",
+    code: "const AB = new Uint8Array(1).buffer.constructor as any; const b = new AB(8, { maxByteLength: 2 ** 30 }); b.resize(2 ** 29); return b.byteLength;",
+    expected: { status: "error", phase: "runtime", name: "RangeError", message: /resizable ArrayBuffers are not available/ },
   },
   { name: "Map growth", code: "const m = new Map(); for (let i = 0; ; i++) m.set(i, i);", expected: CHILD_KILLED, policy: MEMORY, processOnly: PROCESS_ONLY },
   { name: "Set of objects growth", code: "const s = new Set(); for (let i = 0; ; i++) s.add({ i });", expected: CHILD_KILLED, policy: MEMORY, processOnly: PROCESS_ONLY },
