@@ -29,6 +29,7 @@ import {
   BRIDGE_GLOBALS,
   BRIDGE_OP,
   FRAME_KIND,
+  LOCAL_FRAME_KIND,
   OUTPUT_TRUNCATED_MARKER,
   type LogLevel,
   type PreludeRunConfig,
@@ -67,8 +68,8 @@ for (const name of ["SharedArrayBuffer", "Atomics", "WebAssembly", "Finalization
 // Refuse them: `new ArrayBuffer(n)` (counted against the limit) keeps working, and the
 // prototype's `constructor` points at the guard too, so there is no way round it.
 const ArrayBufferIntrinsic = ArrayBuffer;
-const guardedArrayBuffer = new Proxy(ArrayBufferIntrinsic, {
-  construct(target, argumentsList, newTarget) {
+const guardedArrayBuffer: ArrayBufferConstructor = new Proxy(ArrayBufferIntrinsic, {
+  construct(target, argumentsList, newTarget): object {
     const options = argumentsList[1] as { maxByteLength?: unknown } | undefined;
     if (typeof options === "object" && options !== null && options.maxByteLength !== undefined) {
       throw new RangeError("resizable ArrayBuffers are not available in isochain scripts; allocate a fixed-length ArrayBuffer");
@@ -103,7 +104,7 @@ function flushCalls(): void {
   queuedCalls = [];
   framesSent++;
   if (batch.length === 4) send(FRAME_KIND.call, batch[0], batch[1], batch[2], batch[3]);
-  else send(FRAME_KIND.calls, batch);
+  else send(LOCAL_FRAME_KIND.calls, batch);
 }
 
 function callTool(tool: string, args: unknown): Promise<unknown> {

@@ -24,59 +24,97 @@ const MAX_DEPTH = 200;
 /**
  * Describes the first value in `value` that is not plain data, e.g. `"a function at .callback"`,
  * or returns `undefined` when all of it is plain data.
+ *
+ * It runs on every call's arguments, in a fresh context (cold code), so the common case (plain
+ * data) allocates nothing per value: no closure, no path text. The path of an offending value is
+ * built only once one is found, from the keys still on the walk's stack.
  */
 export function findNonPlainData(value: unknown): string | undefined {
-  const ancestors = new Set<object>();
-  const walk = (item: unknown, path: string, depth: number): string | undefined => {
+  const walk = new PlainDataWalk();
+  try {
+    return walk.visit(value, 0) ? `${walk.what} at ${walk.path()}${walk.why}` : undefined;
+  } catch {
+    return "a value that could not be inspected";
+  }
+}
+
+/**
+ * One check. The stacks are indexed by depth (no push/pop, so a script that patches
+ * `Array.prototype` cannot change the walk): `ancestors[d]` is the object or array at depth `d`
+ * on the way down, `keys[d]` the key or index taken from it.
+ */
+class PlainDataWalk {
+  readonly ancestors: object[] = [];
+  readonly keys: (string | number)[] = [];
+  /** Set when a problem is found: what it is, at which depth, and the advice after the path. */
+  what = "";
+  why = "";
+  depth = 0;
+
+  /** The path of the offending value, e.g. `.a[2].b`, or "the top level". */
+  path(): string {
+    let text = "";
+    for (let i = 0; i < this.depth; i++) {
+      const key = this.keys[i] as string | number;
+      text += typeof key === "number" ? `[${key}]` : `.${key}`;
+    }
+    return text === "" ? "the top level" : text;
+  }
+
+  /** True when `item` (at `depth`) holds something that is not plain data; see {@link what}. */
+  visit(item: unknown, depth: number): boolean {
     switch (typeof item) {
       case "string":
       case "number":
       case "boolean":
       case "undefined":
-        return undefined;
+        return false;
       case "function":
-        return `a function at ${path || "the top level"}`;
+        return this.#fail("a function", depth);
       case "symbol":
-        return `a symbol at ${path || "the top level"}`;
+        return this.#fail("a symbol", depth);
       case "bigint":
-        return `a BigInt at ${path || "the top level"} (send it as a string or number)`;
+        return this.#fail("a BigInt", depth, " (send it as a string or number)");
       default:
         break;
     }
-    if (item === null) return undefined;
+    if (item === null) return false;
     const obj = item as object;
-    if (depth > MAX_DEPTH) return `a value nested deeper than ${MAX_DEPTH} levels at ${path}`;
-    if (ancestors.has(obj)) return `a cycle at ${path || "the top level"}`;
+    if (depth > MAX_DEPTH) return this.#fail(`a value nested deeper than ${MAX_DEPTH} levels`, depth);
+    const { ancestors, keys } = this;
+    for (let i = 0; i < depth; i++) if (ancestors[i] === obj) return this.#fail("a cycle", depth);
     if (arrayIsArray(obj)) {
-      ancestors.add(obj);
-      for (let index = 0; index < obj.length; index++) {
-        const problem = walk((obj as unknown[])[index], `${path}[${index}]`, depth + 1);
-        if (problem !== undefined) return problem;
+      ancestors[depth] = obj;
+      const list = obj as unknown[];
+      for (let index = 0; index < list.length; index++) {
+        keys[depth] = index;
+        if (this.visit(list[index], depth + 1)) return true;
       }
-      ancestors.delete(obj);
-      return undefined;
+      return false;
     }
     const proto: unknown = getPrototypeOf(obj);
-    if (proto === datePrototype) return undefined;
+    if (proto === datePrototype) return false;
     if (proto !== objectPrototype && proto !== null) {
-      return `${describeKind(obj)} at ${path || "the top level"} (only plain objects, arrays and primitives cross)`;
+      return this.#fail(describeKind(obj), depth, " (only plain objects, arrays and primitives cross)");
     }
-    ancestors.add(obj);
-    for (const key of objectKeys(obj)) {
+    ancestors[depth] = obj;
+    const names = objectKeys(obj);
+    for (let i = 0; i < names.length; i++) {
+      const key = names[i] as string;
       const descriptor = getOwnPropertyDescriptor(obj, key);
-      const keyPath = `${path}.${key}`;
       if (descriptor === undefined) continue;
-      if (descriptor.get !== undefined || descriptor.set !== undefined) return `a getter or setter at ${keyPath}`;
-      const problem = walk(descriptor.value, keyPath, depth + 1);
-      if (problem !== undefined) return problem;
+      keys[depth] = key;
+      if (descriptor.get !== undefined || descriptor.set !== undefined) return this.#fail("a getter or setter", depth + 1);
+      if (this.visit(descriptor.value, depth + 1)) return true;
     }
-    ancestors.delete(obj);
-    return undefined;
-  };
-  try {
-    return walk(value, "", 0);
-  } catch {
-    return "a value that could not be inspected";
+    return false;
+  }
+
+  #fail(what: string, depth: number, why = ""): true {
+    this.what = what;
+    this.why = why;
+    this.depth = depth;
+    return true;
   }
 }
 

@@ -9,28 +9,34 @@
  *  prepare() ─ createContext ─ set send callback + run cached prelude Script ─ bridge ref
  *      │          (off the critical path: done after the previous run, while idle)
  *  run() ─ bridge.configure(config) + cachedScript.run ─▶ frames via ignored callback ─▶ host
- *      │        host answers: bridge.resolve(results of one tick), applyIgnored (never *Sync)
- *      ├─ done frame ─ abort pending calls ─ quiesce probe (isolate idle) ─ outcome
- *      └─ watchdog (every WATCHDOG_INTERVAL_MS) ─ wall / CPU / OOM / stall ─ dispose ─ outcome
+ *      │        host answers: bridge.resolve(results of one tick), `apply`/`applyIgnored` (never *Sync)
+ *      ├─ done frame ─ abort pending calls ─ last task completes or probe answers (idle) ─ outcome
+ *      └─ watchdog (one for all runs, every WATCHDOG_INTERVAL_MS) ─ wall / CPU / OOM / stall ─ dispose ─ outcome
  * ```
  *
  * Invariants:
  * - No host call that can run script code is synchronous: `run`, `apply` and `applyIgnored` run
  *   on the isolate's own thread, so a script that loops forever (even after an `await`, or in a
  *   microtask storm) cannot stall the host's event loop; the watchdog, a host timer, disposes the
- *   isolate instead. The one synchronous call, the heap read at the end, runs only once the probe
- *   found the isolate idle.
+ *   isolate instead. The one synchronous call, the heap read at the end, runs only once the
+ *   isolate is idle.
  * - Only strings and numbers cross: the prelude serialises arguments and the return value
  *   inside the isolate; results go in as JSON text. No host object or Reference is ever handed
  *   to the isolate, so script code cannot reach host prototypes (a Node `Buffer` in a result is
  *   just its JSON form; no pooled bytes beyond it can leak).
- * - `run` settles only when the isolate is idle (a probe queued behind any leftover
- *   continuations has answered) or disposed; pending calls' signals have fired by then.
+ * - `run` settles only when the isolate is idle or disposed; pending calls' signals have fired by
+ *   then. For a short script idle is known without asking: the start and the first deliveries of
+ *   results are tracked to their completion, which isolated-vm reports after the task's
+ *   microtasks ran and after every frame the task sent (both travel the host's one task queue, in
+ *   order), so once the done frame is in and no task is in flight nothing can run in the isolate:
+ *   no extra round trip at the end. A script that keeps calling gets its later results
+ *   fire-and-forget (`applyIgnored`), and one probe, queued behind whatever is left, at its end.
  * - After any limit hit, cancellation or fault the isolate is disposed and
  *   {@link IsolateRunner.isDisposed} is true; the owner must drop this runner.
- * - A never-resolving promise is detected early: when no call is pending and the probe finds
- *   the isolate idle with every frame accounted for, nothing can ever wake the script, and the
- *   run ends at once as a `DeadlockError` (phase `limit`).
+ * - A never-resolving promise is detected early: when the last task completes with no call
+ *   pending (or the watchdog finds none), a probe confirms the isolate idle with every frame
+ *   accounted for; then nothing can ever wake the script, and the run ends at once as a
+ *   `DeadlockError` (phase `limit`).
  * - Nothing of a finished run stays reachable from the runner or the isolate's callback: the
  *   per-run state ({@link ActiveRun}) drops its request, promise and pending calls when it
  *   closes, so a chain's objects die young instead of being promoted and piling up until a full
@@ -38,12 +44,14 @@
  *
  * Speed: the compiled script is cached per isolate (`Script.run` instead of compiling per run),
  * the run is configured and started in one pipelined step (two tasks queued back to back, no
- * wait between them), results that arrive in the same host tick enter the isolate in one call,
- * and timers and listeners take the run state as their argument instead of allocating closures.
+ * wait between them), results that arrive in the same host tick enter the isolate in one task,
+ * the end of a run needs no probe (see above), and timers and listeners take the run state as
+ * their argument instead of allocating closures. Each isolate task costs tens of µs of CPU on
+ * the isolate's thread, so the count of tasks per run is what this design keeps low.
  * @module
  */
 import ivm from "isolated-vm";
-import { BRIDGE_GLOBALS, BRIDGE_OP, FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
+import { BRIDGE_GLOBALS, BRIDGE_OP, FRAME_KIND, LOCAL_FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
 import type { LogLevel, PreludeRunConfig } from "../src/bridge/protocol.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
@@ -51,6 +59,9 @@ import type { SandboxError, SandboxRunOutcome, SandboxRunRequest, SandboxToolCal
 
 /** How often the watchdog samples CPU time, disposal and stalls, ms. */
 export const WATCHDOG_INTERVAL_MS = 20;
+
+/** Result deliveries per run tracked to their completion (see `ActiveRun.flushResults`). */
+const TRACKED_DELIVERIES = 2;
 
 /** Compiled scripts kept per isolate (most recently used first out of the cache when full). */
 const SCRIPT_CACHE_SIZE = 32;
@@ -64,6 +75,22 @@ export interface IsolateRunnerOptions {
 }
 
 type Bridge = (op: number, a?: string | number, b?: string) => unknown;
+
+/**
+ * A call's result as the JSON text of an `InvocationResult`, which an {@link IsolateRunRequest}'s
+ * `onToolCall` may resolve to when it already holds that text (a sandbox child gets it over the
+ * wire): it goes into the isolate as it is, with no parse and re-stringify. The text must be
+ * that JSON; the script sees a `BRIDGE_ERROR` result when it is not (and so does every result
+ * that entered the isolate in the same batch).
+ */
+export interface SerializedToolResult {
+  readonly resultJson: string;
+}
+
+/** What {@link IsolateRunner.run} takes: a {@link SandboxRunRequest} whose `onToolCall` may also resolve to JSON text. */
+export interface IsolateRunRequest extends Omit<SandboxRunRequest, "onToolCall"> {
+  readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult | SerializedToolResult>;
+}
 
 interface PreparedContext {
   readonly context: ivm.Context;
@@ -95,7 +122,8 @@ export class IsolateRunner {
   readonly #prelude: ivm.Script;
   /** One callback per isolate; it forwards frames to the run in progress, if any. */
   readonly #send: ivm.Callback;
-  readonly #scripts = new Map<string, ivm.Script>();
+  /** Compiled scripts by source text (with the file name they were compiled under). */
+  readonly #scripts = new Map<string, { readonly name: string; readonly script: ivm.Script }>();
   readonly #owner: RunOwner;
   #active: ActiveRun | undefined;
   #prepared: Promise<PreparedContext> | undefined;
@@ -182,7 +210,7 @@ export class IsolateRunner {
    * another run is in progress (a bug in the owner). After it settles, check
    * {@link isDisposed}: a disposed runner must be dropped.
    */
-  async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
+  async run(request: IsolateRunRequest): Promise<SandboxRunOutcome> {
     if (this.#busy) throw new Error("IsolateRunner.run called while a run is in progress");
     this.#busy = true;
     try {
@@ -217,10 +245,9 @@ export class IsolateRunner {
   }
 
   /** The script compiled in this isolate (cached), or the compile error as a runtime fault. */
-  async #compile(request: SandboxRunRequest): Promise<ivm.Script | SandboxError> {
-    const key = `${request.scriptName}\n${request.script}`;
-    const cached = this.#scripts.get(key);
-    if (cached !== undefined) return cached;
+  async #compile(request: IsolateRunRequest): Promise<ivm.Script | SandboxError> {
+    const cached = this.#scripts.get(request.script);
+    if (cached !== undefined && cached.name === request.scriptName) return cached.script;
     // The script keeps its own lines (2.. of the wrapper), so stack positions match the compiled code.
     const source = `${BRIDGE_GLOBALS.start}(${request.script}\n)`;
     let script: ivm.Script;
@@ -230,14 +257,17 @@ export class IsolateRunner {
       if (this.#isolate.isDisposed) return { phase: "limit", name: "SandboxError", message: "the isolate was disposed during the run" };
       return thrownToError(error);
     }
-    if (this.#scripts.size >= SCRIPT_CACHE_SIZE) {
+    if (cached !== undefined) {
+      cached.script.release();
+      this.#scripts.delete(request.script);
+    } else if (this.#scripts.size >= SCRIPT_CACHE_SIZE) {
       const oldest = this.#scripts.keys().next().value;
       if (oldest !== undefined) {
-        this.#scripts.get(oldest)?.release();
+        this.#scripts.get(oldest)?.script.release();
         this.#scripts.delete(oldest);
       }
     }
-    this.#scripts.set(key, script);
+    this.#scripts.set(request.script, { name: request.scriptName, script });
     return script;
   }
 }
@@ -249,7 +279,7 @@ export class IsolateRunner {
 class ActiveRun {
   readonly #owner: RunOwner;
   #prepared: PreparedContext | undefined;
-  #request: SandboxRunRequest | undefined;
+  #request: IsolateRunRequest | undefined;
   #finish: ((outcome: SandboxRunOutcome) => void) | undefined;
   readonly #limits: SandboxRunRequest["limits"];
   readonly #wallStart = performance.now();
@@ -264,6 +294,14 @@ class ActiveRun {
   #outIndexes: number[] = [];
   #outResults: string[] = [];
   #cpuNs = 0n;
+  /** The listener on `request.signal`, while the run lasts. */
+  #abortHook: AbortHook | undefined;
+  /** Tasks queued on the isolate whose completion has not come back yet. */
+  #tasks = 0;
+  /** Deliveries sent so far; past {@link TRACKED_DELIVERIES} they go untracked. */
+  #deliveries = 0;
+  /** True once a delivery went untracked: only a probe then tells that the isolate is idle. */
+  #untracked = false;
   #framesReceived = 0;
   #resultsSent = 0;
   #hostOutputBytes = 0;
@@ -271,10 +309,8 @@ class ActiveRun {
   #closed = false;
   #probing = false;
   #disposedByHost = false;
-  #deadline: ReturnType<typeof setTimeout> | undefined;
-  #watchdog: ReturnType<typeof setInterval> | undefined;
 
-  constructor(owner: RunOwner, prepared: PreparedContext, request: SandboxRunRequest) {
+  constructor(owner: RunOwner, prepared: PreparedContext, request: IsolateRunRequest) {
     this.#owner = owner;
     this.#prepared = prepared;
     this.#request = request;
@@ -286,13 +322,15 @@ class ActiveRun {
 
   /** Configures the prelude and starts the script; resolves with the outcome. */
   start(script: ivm.Script): Promise<SandboxRunOutcome> {
-    const request = this.#request as SandboxRunRequest;
+    const request = this.#request as IsolateRunRequest;
     const prepared = this.#prepared as PreparedContext;
     const { promise, resolve } = Promise.withResolvers<SandboxRunOutcome>();
     this.#finish = resolve;
-    this.#deadline = setTimeout(onDeadline, this.#limits.totalTimeoutMs, this);
-    this.#watchdog = setInterval(onWatchdog, WATCHDOG_INTERVAL_MS, this);
-    request.signal?.addEventListener("abort", this, { once: true });
+    watch(this);
+    if (request.signal !== undefined) {
+      this.#abortHook = new AbortHook(this);
+      request.signal.addEventListener("abort", this.#abortHook, { once: true });
+    }
     const config: PreludeRunConfig = {
       toolNames: request.toolNames,
       maxToolCalls: request.maxToolCalls,
@@ -304,16 +342,18 @@ class ActiveRun {
     try {
       // Queued back to back: the isolate runs `configure`, then the script, with no wait between.
       prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, JSON.stringify(config)]);
-      script.run(prepared.context).then(noop, (error: unknown) => this.#onStartRejected(error));
+      this.#tasks++;
+      script.run(prepared.context).then(
+        () => this.#taskDone(),
+        (error: unknown) => {
+          this.#taskDone();
+          this.#onStartRejected(error);
+        },
+      );
     } catch {
       this.#onIsolateGone();
     }
     return promise;
-  }
-
-  /** `request.signal` fired. */
-  handleEvent(): void {
-    this.kill("cancelled");
   }
 
   /** A frame from the prelude (see `FRAME_KIND`). */
@@ -322,7 +362,7 @@ class ActiveRun {
     if (this.#settled !== undefined) return;
     if (kind === FRAME_KIND.call) {
       this.#onCall(a, b, c, d);
-    } else if (kind === FRAME_KIND.calls) {
+    } else if (kind === LOCAL_FRAME_KIND.calls) {
       if (!Array.isArray(a)) return;
       for (let i = 0; i + 3 < a.length && this.#settled === undefined; i += 4) this.#onCall(a[i], a[i + 1], a[i + 2], a[i + 3]);
     } else if (kind === FRAME_KIND.log) {
@@ -357,7 +397,7 @@ class ActiveRun {
       call = { callIndex, tool, argsJson };
     }
     this.#calls ??= new AbortController();
-    let answer: Promise<InvocationResult>;
+    let answer: Promise<InvocationResult | SerializedToolResult>;
     try {
       answer = request.onToolCall(call, this.#calls.signal);
     } catch (error) {
@@ -379,17 +419,30 @@ class ActiveRun {
     }
   }
 
-  #deliver(callIndex: number, result: InvocationResult): void {
+  #deliver(callIndex: number, result: InvocationResult | SerializedToolResult): void {
     if (this.#settled !== undefined || !this.#pending.delete(callIndex)) return;
     let resultJson: string;
-    try {
-      resultJson = JSON.stringify(result);
-    } catch (error) {
-      resultJson = JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
+    if (isSerialized(result)) {
+      resultJson = result.resultJson;
+    } else {
+      try {
+        resultJson = JSON.stringify(result);
+      } catch (error) {
+        resultJson = JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
+      }
     }
-    if (this.#outIndexes.length === 0) process.nextTick(flushResults, this);
+    // Counted when queued, so a stall probe answered before the flush cannot match (see #checkStall).
+    this.#resultsSent++;
     this.#outIndexes.push(callIndex);
     this.#outResults.push(resultJson);
+    // The last outstanding answer goes in at once (a sequential script waits for nothing else).
+    // While other calls are still out, results wait for the end of this host tick: all that
+    // settle in the same tick (a `Promise.all`, also in waves of maxConcurrentCalls) go in as one
+    // task. setImmediate, not process.nextTick: isolated-vm runs the host side of an ignored
+    // callback with a V8 microtask checkpoint but no Node callback scope, so a tick queued from
+    // there would wait for an unrelated event.
+    if (this.#pending.size === 0) this.flushResults();
+    else if (this.#outIndexes.length === 1) setImmediate(flushResults, this);
   }
 
   /** Sends the results of this tick into the isolate: one call for all of them. */
@@ -401,15 +454,50 @@ class ActiveRun {
     this.#outResults = [];
     const prepared = this.#prepared;
     if (this.#settled !== undefined || prepared === undefined) return;
-    this.#resultsSent += indexes.length;
-    try {
-      if (indexes.length === 1) {
-        prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.resolve, indexes[0] as number, results[0] as string]);
-      } else {
-        prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.resolve, indexes.join(","), `[${results.join(",")}]`]);
+    const args: [number, string | number, string] =
+      indexes.length === 1
+        ? [BRIDGE_OP.resolve, indexes[0] as number, results[0] as string]
+        : [BRIDGE_OP.resolve, indexes.join(","), `[${results.join(",")}]`];
+    // The first deliveries are tracked to their completion, so a short script (the common case:
+    // a few calls) ends without a probe. A script that keeps calling gets the rest fire-and-forget
+    // (a tracked task costs the host a completion each), and one probe at its end.
+    if (this.#deliveries++ >= TRACKED_DELIVERIES) {
+      this.#untracked = true;
+      try {
+        prepared.bridge.applyIgnored(undefined, args);
+      } catch {
+        this.#onIsolateGone();
       }
+      return;
+    }
+    let task: Promise<unknown>;
+    try {
+      task = prepared.bridge.apply(undefined, args);
     } catch {
       this.#onIsolateGone();
+      return;
+    }
+    this.#tasks++;
+    // A rejection with the isolate alive is an unhandled rejection the task's epilogue reports:
+    // the script's own business, and the task ran all the same.
+    task.then(
+      () => this.#taskDone(),
+      () => this.#taskDone(),
+    );
+  }
+
+  /** A task the host queued finished, its microtasks and frames included (see the module comment). */
+  #taskDone(): void {
+    this.#tasks--;
+    if (this.#tasks > 0 || this.#closed) return;
+    if (this.#owner.isolate.isDisposed) {
+      this.#onIsolateGone();
+      return;
+    }
+    if (this.#settled !== undefined) {
+      if (!this.#untracked) this.#quiesced();
+    } else if (!this.#untracked && !this.#awaitingHost()) {
+      this.#checkStall();
     }
   }
 
@@ -418,10 +506,11 @@ class ActiveRun {
     if (this.#settled !== undefined) return;
     this.#settled = outcome;
     this.#abortPending();
-    // The probe runs only after every microtask the script left behind; once it answers the
-    // isolate is idle, so the synchronous heap read cannot wait on script code. A rejection with
-    // the isolate alive is an unhandled rejection reported by that task's epilogue: the task
-    // ran, so the isolate is just as idle.
+    // A frame comes from inside a task, so its completion (which closes the run) is still to
+    // come. Without a task in flight (a stall found by the watchdog), a probe queued behind
+    // whatever is left tells when the isolate is idle; a rejection with the isolate alive is an
+    // unhandled rejection reported by that task's epilogue: the task ran, so it is just as idle.
+    if (this.#tasks > 0 && !this.#untracked) return;
     this.#probe().then(
       () => this.#quiesced(),
       () => (this.#owner.isolate.isDisposed ? this.#onIsolateGone() : this.#quiesced()),
@@ -477,10 +566,14 @@ class ActiveRun {
     this.kill(this.#disposedByHost || this.#owner.disposedByOwner ? "crash" : "memory");
   }
 
-  /** The watchdog's tick: disposal, CPU limit, stall. */
-  tick(): void {
+  /** The watchdog's tick: disposal, wall time, CPU limit, stall. */
+  tick(now: number): void {
     if (this.#owner.isolate.isDisposed) {
       this.#onIsolateGone();
+      return;
+    }
+    if (now - this.#wallStart >= this.#limits.totalTimeoutMs) {
+      this.kill("timeout");
       return;
     }
     this.#sampleCpu();
@@ -491,13 +584,18 @@ class ActiveRun {
     this.#checkStall();
   }
 
+  /** True while a call is out on the host or its result has not entered the isolate yet. */
+  #awaitingHost(): boolean {
+    return this.#pending.size > 0 || this.#outIndexes.length > 0;
+  }
+
   #checkStall(): void {
-    if (this.#probing || this.#settled !== undefined || this.#pending.size > 0) return;
+    if (this.#probing || this.#settled !== undefined || this.#tasks > 0 || this.#awaitingHost()) return;
     this.#probing = true;
     this.#probe().then(
       (state) => {
         this.#probing = false;
-        if (this.#settled !== undefined || this.#pending.size > 0) return;
+        if (this.#settled !== undefined || this.#tasks > 0 || this.#awaitingHost()) return;
         if (state === `${this.#framesReceived},${this.#resultsSent}`) {
           this.#settle({
             status: "error",
@@ -540,9 +638,12 @@ class ActiveRun {
   #close(heapBytes: number): void {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#deadline);
-    clearInterval(this.#watchdog);
-    this.#request?.signal?.removeEventListener("abort", this);
+    unwatch(this);
+    if (this.#abortHook !== undefined) {
+      this.#request?.signal?.removeEventListener("abort", this.#abortHook);
+      this.#abortHook.run = undefined;
+      this.#abortHook = undefined;
+    }
     this.#sampleCpu();
     this.#owner.lastHeapBytes = heapBytes;
     this.#owner.detach(this);
@@ -557,16 +658,60 @@ class ActiveRun {
   }
 }
 
-function onDeadline(run: ActiveRun): void {
-  run.kill("timeout");
+/**
+ * The abort listener a run puts on `request.signal`. A listener can outlive its removal (an
+ * AbortSignal holds on to it until a full GC), so it points at the run only while the run lasts:
+ * otherwise every finished run, and the chain it served, would survive young-generation GCs.
+ */
+class AbortHook {
+  run: ActiveRun | undefined;
+
+  constructor(run: ActiveRun) {
+    this.run = run;
+  }
+
+  handleEvent(): void {
+    this.run?.kill("cancelled");
+  }
 }
 
-function onWatchdog(run: ActiveRun): void {
-  run.tick();
+/**
+ * One watchdog for every run in the process: a single interval (running only while some run
+ * is) instead of a timer and an interval per run. Wall time is checked on each tick too, so a
+ * run ends at most one interval past `totalTimeoutMs`.
+ */
+const watched: ActiveRun[] = [];
+let watchdog: ReturnType<typeof setInterval> | undefined;
+
+function watch(run: ActiveRun): void {
+  watched.push(run);
+  watchdog ??= setInterval(tickAll, WATCHDOG_INTERVAL_MS);
+}
+
+function unwatch(run: ActiveRun): void {
+  const index = watched.indexOf(run);
+  if (index < 0) return;
+  // Swap-remove: no reallocation for the usual handful of runs.
+  watched[index] = watched[watched.length - 1] as ActiveRun;
+  watched.pop();
+  if (watched.length === 0 && watchdog !== undefined) {
+    clearInterval(watchdog);
+    watchdog = undefined;
+  }
+}
+
+function tickAll(): void {
+  const now = performance.now();
+  // A tick can end runs (and unwatch them): walk a snapshot.
+  for (const run of watched.slice()) run.tick(now);
 }
 
 function flushResults(run: ActiveRun): void {
   run.flushResults();
+}
+
+function isSerialized(result: InvocationResult | SerializedToolResult): result is SerializedToolResult {
+  return typeof result === "object" && result !== null && !("status" in result) && typeof (result as SerializedToolResult).resultJson === "string";
 }
 
 function noop(): void {

@@ -6,8 +6,9 @@
  * @module
  */
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { buildSync } from "esbuild";
+import type { buildSync as BuildSync } from "esbuild";
 import { BRIDGE_GLOBALS } from "../src/bridge/protocol.ts";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 
@@ -30,6 +31,9 @@ const TAKE_BRIDGE = `;(()=>{const b=globalThis.${BRIDGE_GLOBALS.bridge};delete g
  */
 export function buildPreludeBundle(): string {
   try {
+    // Loaded on first build only: a process handed the built prelude (a sandbox child) never
+    // pays for importing esbuild.
+    const { buildSync } = createRequire(import.meta.url)("esbuild") as { buildSync: typeof BuildSync };
     const result = buildSync({
       entryPoints: [fileURLToPath(SOURCE_ENTRY)],
       bundle: true,

@@ -37,7 +37,7 @@ export const PROTOCOL_VERSION = 1;
  * The `kind` of every frame, in noun-verb style. Inside one process the isolate sends frames as
  * positional arguments of one callback, `send(kind, ...fields)`, in this order:
  * - `tool-call`: `callIndex, tool, argsJson`, then `refusal` when the prelude refused the call
- * - `tool-calls`: one array of 4 slots per call (see {@link FRAME_KIND.calls})
+ * - `tool-calls`: one array of 4 slots per call (see {@link LOCAL_FRAME_KIND})
  * - `console-log`: `level, text`
  * - `chain-done`: `returnJson` (or `undefined`), then on failure `name, message, stack`
  *
@@ -46,18 +46,25 @@ export const PROTOCOL_VERSION = 1;
 export const FRAME_KIND = Object.freeze({
   /** isolate → host: a `tools.*` call. */
   call: "tool-call",
-  /**
-   * isolate → host, in one process only: several calls of one microtask turn, as one array
-   * `[callIndex, tool, argsJson, refusal, callIndex, tool, ...]` (4 slots per call; `refusal` is
-   * `undefined` for a call that was not refused).
-   */
-  calls: "tool-calls",
   /** host → isolate: the answer to one call. */
   result: "tool-result",
   /** isolate → host: one console line. */
   log: "console-log",
   /** isolate → host: the script settled. */
   done: "chain-done",
+} as const);
+
+/**
+ * Frame kinds that exist only inside one process (positional callback arguments), never on a
+ * wire or on disk, so they have no object shape below.
+ */
+export const LOCAL_FRAME_KIND = Object.freeze({
+  /**
+   * isolate → host: several calls of one microtask turn, as one array
+   * `[callIndex, tool, argsJson, refusal, callIndex, tool, ...]` (4 slots per call; `refusal` is
+   * `undefined` for a call that was not refused).
+   */
+  calls: "tool-calls",
 } as const);
 
 /** One of {@link FRAME_KIND}'s values. */

@@ -55,16 +55,18 @@ import {
   type ProgressListener,
   type ProgressStep,
   type ToolCall,
+  requiresApproval,
 } from "../kernel/index.ts";
 import { checkBudget } from "./gates/check-budget.ts";
 import { checkCallable } from "./gates/check-callable.ts";
 import { executeWithTimeout, type ExecuteOutcome } from "./gates/execute-with-timeout.ts";
 import { lookupTool } from "./gates/lookup-tool.ts";
 import { normalizeArguments } from "./gates/normalize-arguments.ts";
-import { requestApproval } from "./gates/request-approval.ts";
+import { effectiveRisk, requestApproval } from "./gates/request-approval.ts";
 import { resolveArtifactRefs } from "./gates/resolve-artifact-refs.ts";
 import { shapeResult } from "./gates/shape-result.ts";
 import { ArgumentValidator } from "./gates/validate-arguments.ts";
+import { containsArtifactArgument } from "./contains-artifact-argument.ts";
 import { invocationFailure, isInvocationFailure } from "./invocation-failure.ts";
 import { DEFAULT_MAX_TRACE_RECORDS, InvokerSession, sessionStateOf, type SessionState } from "./invoker-session.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
@@ -281,23 +283,29 @@ export class ToolInvoker {
     call.args = normalized.args;
     const invalid = this.#validator.validate(tool, normalized.args);
     if (invalid) return invalid;
-    // 5 approval
-    const refused = await requestApproval({
-      handler: this.#approvalHandler,
-      state,
-      tool: call.tool,
-      risk: tool.risk,
-      args: normalized.args,
-      callId: call.callId,
-      signal,
-    });
-    if (refused) return refused;
-    // 6 inbound artifact refs
-    const resolved = await resolveArtifactRefs(normalized.args, state.blobStore);
-    if (!resolved.ok) return resolved.failure;
-    if (resolved.args !== normalized.args) {
-      const invalidContent = this.#validator.validateResolved(tool, resolved.args);
-      if (invalidContent) return invalidContent;
+    // 5 approval (the gate itself is skipped, not its rule, when the risk needs none)
+    if (requiresApproval(effectiveRisk(tool.risk), state.policy.maxRiskUnapproved)) {
+      const refused = await requestApproval({
+        handler: this.#approvalHandler,
+        state,
+        tool: call.tool,
+        risk: tool.risk,
+        args: normalized.args,
+        callId: call.callId,
+        signal,
+      });
+      if (refused) return refused;
+    }
+    // 6 inbound artifact refs (none: the common case, no await)
+    let args = normalized.args;
+    if (containsArtifactArgument(args)) {
+      const resolved = await resolveArtifactRefs(args, state.blobStore);
+      if (!resolved.ok) return resolved.failure;
+      if (resolved.args !== args) {
+        const invalidContent = this.#validator.validateResolved(tool, resolved.args);
+        if (invalidContent) return invalidContent;
+      }
+      args = resolved.args;
     }
     // 7 cancellation, then a concurrency slot (cancellable while queued)
     if (state.controller.signal.aborted || signal?.aborted) return cancelledBeforeRun(call.tool);
@@ -312,7 +320,7 @@ export class ToolInvoker {
       // 8 execute
       outcome = await executeWithTimeout({
         tool,
-        args: resolved.args,
+        args,
         chainId: state.id,
         callId: call.callId,
         timeoutMs: state.policy.callTimeoutMs,

@@ -110,6 +110,39 @@ describe("ToolInvoker argument gate", () => {
     expect(session.trace.map((r) => r.code)).toEqual(["INVALID_ARGUMENTS", "INVALID_ARGUMENTS"]);
   });
 
+  describe("JSON-string arguments (taken as parsed when they need no copy)", () => {
+    it("hands the tool the parsed tree, equal to the copy an object argument gets", async () => {
+      const tool = echoTool();
+      const invoker = makeInvoker([tool]);
+      const session = invoker.openSession();
+      const json = '{"b":[1,{"c":null,"d":"x"}],"a":{"e":-0,"f":true},"1":2}';
+      await invoker.invoke({ name: "echo", arguments: json }, { session });
+      await invoker.invoke({ name: "echo", arguments: JSON.parse(json) as Record<string, unknown> }, { session });
+      const [fromText, fromObject] = tool.calls.map((call) => call.args);
+      expect(fromText).toStrictEqual(fromObject);
+      expect(Object.keys(fromText as object)).toEqual(["1", "b", "a"]);
+      expect(session.trace[0]?.argsDigest).toBe(session.trace[1]?.argsDigest);
+    });
+
+    it("still refuses a tree nested past the depth limit, with the same words as for an object", async () => {
+      const invoker = makeInvoker([echoTool()]);
+      const session = invoker.openSession();
+      const json = `{"a":${"[".repeat(70)}${"]".repeat(70)}}`;
+      const fromText = await invoker.invoke({ name: "echo", arguments: json }, { session });
+      const fromObject = await invoker.invoke({ name: "echo", arguments: JSON.parse(json) as Record<string, unknown> }, { session });
+      expect(fromText).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      expect(fromText.text).toMatch(/nested deeper than 64 levels/);
+      expect(fromText.text).toBe(fromObject.text);
+    });
+
+    it("drops a __proto__ key found deep inside", async () => {
+      const tool = echoTool();
+      const invoker = makeInvoker([tool]);
+      await invoker.invoke({ name: "echo", arguments: '{"a":[{"b":{"__proto__":{"polluted":true},"c":1}}]}' }, { session: invoker.openSession() });
+      expect(tool.calls[0]?.args).toStrictEqual({ a: [{ b: { c: 1 } }] });
+    });
+  });
+
   describe("prototype pollution", () => {
     it("drops __proto__ from JSON-string arguments; the tool never sees it", async () => {
       const tool = echoTool();

@@ -67,6 +67,42 @@ describe("ToolInvoker execute gate", () => {
     expect(session.trace.map((r) => r.callId)).toEqual(["c1:0", "call_abc", "c1:c9"]);
   });
 
+  it("times a call from its start even when the tool first reads ctx.signal after a synchronous stretch", async () => {
+    let seen: ToolContext | undefined;
+    const tool = localTool("late", (_args, ctx) => {
+      const until = performance.now() + 100;
+      while (performance.now() < until) {
+        // busy: the timer cannot fire during synchronous code
+      }
+      seen = ctx;
+      return new Promise((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+    });
+    const invoker = makeInvoker([tool], { policy: { callTimeoutMs: 100, approvalTimeoutMs: 10 } });
+    const started = performance.now();
+    const result = await invoker.invoke({ name: "late", arguments: {} }, { session: invoker.openSession() });
+    expect(result).toMatchObject({ status: "error", code: "TIMEOUT" });
+    expect(seen?.signal.aborted).toBe(true);
+    // Due at 100 ms, right after the busy stretch; a timer started when the signal was first read would fire at ~200 ms.
+    expect(performance.now() - started).toBeLessThan(170);
+  });
+
+  it("gives a tool that returns without a promise a live signal; a session closed meanwhile cancels it", async () => {
+    const invoker = makeInvoker([
+      localTool("sync", (_args, ctx) => ({ aborted: ctx.signal.aborted })),
+      localTool("closer", () => {
+        void session.close();
+        return "done anyway";
+      }),
+      localTool("thrower", () => {
+        throw new Error("sync boom");
+      }),
+    ]);
+    const session = invoker.openSession();
+    expect((await invoker.invoke({ name: "sync", arguments: {} }, { session })).structured).toEqual({ aborted: false });
+    expect(await invoker.invoke({ name: "thrower", arguments: {} }, { session })).toMatchObject({ status: "error", code: "TOOL_ERROR" });
+    expect(await invoker.invoke({ name: "closer", arguments: {} }, { session })).toMatchObject({ status: "error", code: "CANCELLED" });
+  });
+
   it("runs at most maxConcurrentCalls executes at once; the rest queue and all finish", async () => {
     let active = 0;
     let maxActive = 0;

@@ -103,8 +103,14 @@ describe("ProcessSandboxDriver", () => {
       limits: { memoryLimitMb: 32, cpuTimeMs: 20_000, totalTimeoutMs: 20_000 },
     });
     expect(outcome.status).toBe("error");
-    expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError" });
-    expect(outcome.error?.message).toMatch(/^the sandbox process died: signal SIGABRT/);
+    expect(outcome.error?.phase).toBe("limit");
+    // Usually V8 aborts the child (SIGABRT); on a loaded machine isolated-vm sometimes reports
+    // the heap limit first. Either way only this chain ends, and the host and pool carry on.
+    if (outcome.error?.name === "SandboxError") {
+      expect(outcome.error.message).toMatch(/^the sandbox process died: signal SIGABRT/);
+    } else {
+      expect(outcome.error?.name).toBe("MemoryLimitError");
+    }
     const next = await runOn(driver, "return 'alive';");
     expect(next.returnJson).toBe('"alive"');
     await vi.waitFor(() => expect(driver.pids()).toHaveLength(before.length), { timeout: 15_000, interval: 20 });

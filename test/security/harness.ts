@@ -41,13 +41,13 @@ export function driverOption(driver: DriverName): NonNullable<ToolChainToolOptio
   return driver as unknown as NonNullable<ToolChainToolOptions["driver"]>;
 }
 
-/** Small limits so that every limit hit costs well under a second. */
+/** Small limits so that every limit hit costs little, with room for a loaded 2-core CI machine. */
 export const ATTACK_POLICY: Partial<ChainPolicy> = Object.freeze({
   maxToolCalls: 50,
   callTimeoutMs: 300,
   approvalTimeoutMs: 100,
-  totalTimeoutMs: 500,
-  cpuTimeMs: 300,
+  totalTimeoutMs: 1500,
+  cpuTimeMs: 800,
   memoryLimitMb: 32,
   maxOutputBytes: 4096,
   maxInlineResultBytes: 4096,

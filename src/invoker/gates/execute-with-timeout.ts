@@ -27,14 +27,28 @@ export interface ExecuteInput {
  * cancellation, and races the execute against that signal, so a tool that ignores its signal
  * still cannot hold the call past the timeout. Never rejects: a throw (sync or async, of any
  * value) is `threw`. A tool that throws after its signal fired counts as timed out or cancelled.
+ *
+ * A tool that returns without a promise is done before any timer or parent signal could fire,
+ * so its outcome is taken as it is: no race, and (see {@link CallAbortScope}) no controller,
+ * listener or timer unless it read `ctx.signal`.
  */
 export async function executeWithTimeout(input: ExecuteInput): Promise<ExecuteOutcome> {
+  if (input.sessionSignal.aborted || input.signal?.aborted) return { kind: "cancelled" };
   const scope = new CallAbortScope(input.chainId, input.callId, input.timeoutMs, input.sessionSignal, input.signal);
   try {
-    if (scope.signal.aborted) return { kind: "cancelled" };
-    const winner = await Promise.race([runExecute(input.tool, input.args, scope), scope.aborted]);
+    let value: unknown;
+    try {
+      value = input.tool.execute(input.args, scope);
+    } catch (error) {
+      return scope.isAborted ? abortedOutcome(scope) : { kind: "threw", error };
+    }
+    // A parent that fired during the synchronous run (only the tool itself could) cancels, as a
+    // race against the already-fired signal would have.
+    if (!isThenable(value)) return scope.isAborted ? abortedOutcome(scope) : { kind: "returned", value };
+    scope.arm();
+    const winner = await Promise.race([settle(value), scope.aborted]);
     if (typeof winner !== "string") {
-      if (winner.kind === "threw" && scope.signal.aborted) return abortedOutcome(scope);
+      if (winner.kind === "threw" && scope.isAborted) return abortedOutcome(scope);
       return winner;
     }
     return abortedOutcome(scope);
@@ -47,13 +61,14 @@ function abortedOutcome(scope: CallAbortScope): ExecuteOutcome {
   return scope.timedOut ? { kind: "timeout", timeoutMs: scope.timeoutMs } : { kind: "cancelled" };
 }
 
-async function runExecute(
-  tool: Tool<Record<string, unknown>, unknown>,
-  args: Record<string, unknown>,
-  ctx: CallAbortScope,
-): Promise<ExecuteOutcome> {
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  if (value instanceof Promise) return true;
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function";
+}
+
+async function settle(pending: PromiseLike<unknown>): Promise<ExecuteOutcome> {
   try {
-    return { kind: "returned", value: await tool.execute(args, ctx) };
+    return { kind: "returned", value: await pending };
   } catch (error) {
     return { kind: "threw", error };
   }

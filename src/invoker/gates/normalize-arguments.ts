@@ -1,5 +1,5 @@
 import type { InvocationFailure } from "../../kernel/index.ts";
-import { cloneArguments } from "../clone-arguments.ts";
+import { cloneArguments, MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_NODES } from "../clone-arguments.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 
 /** The outcome of {@link normalizeArguments}. */
@@ -24,6 +24,13 @@ export function normalizeArguments(raw: unknown): NormalizedArguments {
       const message = error instanceof Error ? error.message : String(error);
       return fail(`Arguments are not valid JSON: ${message}. Pass an object of named arguments.`);
     }
+    // What JSON.parse just made is already a fresh, unshared tree of plain data (no getters,
+    // proxies, cycles, symbols or non-finite numbers), so it is the copy, unless it breaks a
+    // rule only the copy enforces: too deep, too many values, or a "__proto__" key to drop.
+    // Those (rare) trees take the full copy below, which says why or drops the key.
+    if (typeof value === "object" && value !== null && !Array.isArray(value) && isCopyAlready(value)) {
+      return { ok: true, args: value as Record<string, unknown> };
+    }
   } else if (raw === undefined) {
     return { ok: true, args: {} };
   }
@@ -43,4 +50,27 @@ function describeKind(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return `a ${typeof value}`;
+}
+
+/**
+ * True when a tree JSON.parse made is exactly what {@link cloneArguments} would copy it to:
+ * within the depth and size limits, with no `__proto__` key. Reads only own data properties
+ * (all a parsed tree has).
+ */
+function isCopyAlready(root: object): boolean {
+  let nodes = 0;
+  const walk = (value: unknown, depth: number): boolean => {
+    if (++nodes > MAX_ARGUMENT_NODES) return false;
+    if (typeof value !== "object" || value === null) return true;
+    if (depth >= MAX_ARGUMENT_DEPTH) return false;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) if (!walk(value[i], depth + 1)) return false;
+      return true;
+    }
+    for (const key of Object.keys(value)) {
+      if (key === "__proto__" || !walk((value as Record<string, unknown>)[key], depth + 1)) return false;
+    }
+    return true;
+  };
+  return walk(root, 0);
 }

@@ -123,14 +123,18 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     blob = JSON.stringify({ text, structured });
     mimeType = "application/json";
   }
+  // Encoded once here: the store gets the UTF-8 bytes it would have made from the string (a
+  // store copies them), and their count is the result's `bytes`, without a second pass over a
+  // large text.
+  const encoded = Buffer.from(blob, "utf8");
   let ref: ArtifactRef;
   try {
-    ref = await store.put(blob, { mimeType, name: tool });
+    ref = await store.put(encoded, { mimeType, name: tool });
     await state.pin(ref);
   } catch (error) {
     return storeFailed(tool, error);
   }
-  const bytes = Buffer.byteLength(blob, "utf8");
+  const bytes = encoded.length;
   return {
     status: "ok",
     text: preview(text, bytes, ref),

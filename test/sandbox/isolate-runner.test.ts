@@ -1,0 +1,56 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { IsolateRunner, type IsolateRunRequest } from "../../sandbox/isolate-runner.ts";
+import { chainScript } from "../contracts/sandbox-driver.contract.ts";
+
+const request = (body: string, overrides: Partial<IsolateRunRequest> = {}): IsolateRunRequest => ({
+  chainId: "c",
+  script: chainScript(body),
+  scriptName: "chain.js",
+  toolNames: ["echo"],
+  maxToolCalls: 10,
+  seed: 1,
+  clockStart: 0,
+  limits: { memoryLimitMb: 32, cpuTimeMs: 2_000, totalTimeoutMs: 3_000, maxOutputBytes: 1_000, maxArgumentBytes: 1_000 },
+  onToolCall: (call) => Promise.resolve({ status: "ok", text: call.argsJson }),
+  ...overrides,
+});
+
+describe("IsolateRunner", () => {
+  const runner = new IsolateRunner({ memoryLimitMb: 32 });
+  afterAll(() => runner.dispose());
+
+  it("hands a result given as JSON text to the script as it is", async () => {
+    const outcome = await runner.run(
+      request("const r = await tools.echo({ n: 1 }); return r;", {
+        onToolCall: () => Promise.resolve({ resultJson: '{"status":"ok","text":"from the wire","extra":[1]}' }),
+      }),
+    );
+    expect(JSON.parse(outcome.returnJson ?? "null")).toEqual({ status: "ok", text: "from the wire", extra: [1] });
+  });
+
+  it("turns JSON text that does not parse into a BRIDGE_ERROR result for the script", async () => {
+    const outcome = await runner.run(
+      request("return await tools.echo({});", { onToolCall: () => Promise.resolve({ resultJson: "{not json" }) }),
+    );
+    expect(JSON.parse(outcome.returnJson ?? "null")).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
+  });
+
+  it("delivers results of parallel calls that settle together, each to its own call", async () => {
+    const outcome = await runner.run(
+      request("const r = await Promise.all([1, 2, 3].map((n) => tools.echo({ n }))); return r.map((x) => x.text);", {
+        maxToolCalls: 10,
+      }),
+    );
+    expect(JSON.parse(outcome.returnJson ?? "null")).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+  });
+
+  it("reuses the compiled script per source, and recompiles it under another file name", async () => {
+    const body = "const x = null;\nx.boom();";
+    const first = await runner.run(request(body));
+    const again = await runner.run(request(body));
+    const renamed = await runner.run(request(body, { scriptName: "other.js" }));
+    expect(first.error?.stack).toMatch(/chain\.js:3:/);
+    expect(again.error?.stack).toMatch(/chain\.js:3:/);
+    expect(renamed.error?.stack).toMatch(/other\.js:3:/);
+  });
+});
