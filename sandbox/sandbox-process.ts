@@ -93,6 +93,8 @@ export class SandboxProcess {
   #exitReported = false;
   #prepared = false;
   #preparedWaiters: (() => void)[] = [];
+  /** Set by {@link kill}: nothing may unref the process while its exit is awaited. */
+  #killed = false;
 
   /** Spawns the child; watch {@link ready}. */
   constructor(options: SandboxProcessOptions) {
@@ -235,6 +237,7 @@ export class SandboxProcess {
   kill(): void {
     if (this.#exitReported) return;
     if (this.#active !== undefined) this.#active.killReason ??= "closed";
+    this.#killed = true;
     this.#hold(true); // so an owner awaiting `exited` sees the exit
     this.#child.kill("SIGKILL");
   }
@@ -288,7 +291,9 @@ export class SandboxProcess {
         return;
       }
       case PROCESS_MESSAGE_KIND.ready:
-        if (this.#state === "busy" || this.#state === "exited") return; // stale: a new run already took the context
+        // stale: a new run already took the context, or the process is being killed (its owner
+        // awaits `exited`, which the loop must stay alive to see)
+        if (this.#state === "busy" || this.#state === "exited" || this.#killed) return;
         this.#setPrepared(true);
         this.#hold(false); // idle and prepared: nothing left that the host could wait for
         if (this.#state !== "starting") return;

@@ -87,8 +87,9 @@ function rssGrowthInChild(driver: string, code: string, runs: number): { exit: n
 }
 
 describe.each(DRIVERS)("repeated memory bombs keep the host's memory bounded [%s]", (driver) => {
-  // it.fails for in-process: the known bug above.
-  const register = driver === "in-process" ? it.fails : it;
+  // Skipped for in-process: the known limitation above (SECURITY.md) is not deterministic, so
+  // it can neither pass nor be asserted to fail reliably; the process driver must hold.
+  const register = driver === "in-process" ? it.skip : it;
   register("three array-of-arrays bombs in a row", { timeout: 30_000 }, () => {
     const { exit, report } = rssGrowthInChild(driver, "const a = []; for (let i = 0; ; i++) a.push(new Array(1000).fill(i));", 3);
     expect(exit).toBe(0);
@@ -98,8 +99,9 @@ describe.each(DRIVERS)("repeated memory bombs keep the host's memory bounded [%s
 
 describe.each(DRIVERS)("heap-growth bombs leave the host process alive [%s]", (driver) => {
   for (const [name, code, limit] of BOMBS) {
-    // it.fails for in-process: the known bug above (the child aborts with exit 134).
-    const register = driver === "in-process" ? it.fails : it;
+    // Skipped for in-process: the known limitation above (SECURITY.md); the host aborts (exit 134)
+    // most of the time but not always, so the outcome is not a stable assertion.
+    const register = driver === "in-process" ? it.skip : it;
     register(name, { timeout: 30_000 }, () => {
       const { exit, signal, report } = runInChild(driver, code, limit);
       expect({ exit, signal }).toEqual({ exit: 0, signal: null });
