@@ -9,8 +9,13 @@ import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
 import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
-/** Options of an {@link InProcessSandboxDriver}; see {@link IsolatePoolOptions} for each field. */
-export type InProcessSandboxDriverOptions = IsolatePoolOptions;
+/**
+ * Options of an {@link InProcessSandboxDriver}; see {@link IsolatePoolOptions} for each field.
+ * The isolates are always driven asynchronously here: the synchronous drive is for the process
+ * driver's disposable children, where a guard thread can end a runaway script with its process
+ * (isolated-vm does not enforce the heap limit of an isolate driven synchronously).
+ */
+export type InProcessSandboxDriverOptions = Omit<IsolatePoolOptions, "drive" | "watch">;
 
 /** Runs scripts in isolated-vm isolates inside this process. */
 export class InProcessSandboxDriver implements SandboxDriver {
@@ -21,7 +26,15 @@ export class InProcessSandboxDriver implements SandboxDriver {
 
   /** Creates the driver; isolates are made on first use or by {@link warm}. */
   constructor(options: InProcessSandboxDriverOptions = {}) {
-    this.#pool = new IsolatePool(options);
+    const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource } = options;
+    this.#pool = new IsolatePool({
+      drive: "async",
+      ...(poolSize === undefined ? {} : { poolSize }),
+      ...(maxRunsPerIsolate === undefined ? {} : { maxRunsPerIsolate }),
+      ...(memoryLimitMb === undefined ? {} : { memoryLimitMb }),
+      ...(recycleHeapRatio === undefined ? {} : { recycleHeapRatio }),
+      ...(preludeSource === undefined ? {} : { preludeSource }),
+    });
   }
 
   /**

@@ -15,7 +15,17 @@
  * @module
  */
 import { ChainRuntimeError } from "../src/kernel/index.ts";
+import type { PooledRunner } from "./isolate-common.ts";
 import { IsolateRunner } from "./isolate-runner.ts";
+import { SyncIsolateRunner, type EntryWatch } from "./sync-isolate-runner.ts";
+
+/**
+ * How a pool's isolates are driven. `"async"`: each entry is a task on the isolate's own thread,
+ * so the caller's event loop never waits on script code (a thread hand-off per entry, tens of
+ * µs). `"sync"`: each entry runs on the caller's thread, bounded by the run's remaining CPU and
+ * wall time (a few µs per entry, but the caller's event loop waits while the script computes).
+ */
+export type IsolateDrive = "async" | "sync";
 
 /** Options of an {@link IsolatePool}. */
 export interface IsolatePoolOptions {
@@ -29,10 +39,14 @@ export interface IsolatePoolOptions {
   readonly recycleHeapRatio?: number;
   /** Prelude source override, for tests. @defaultValue the bundled prelude */
   readonly preludeSource?: string;
+  /** How isolates are driven; see {@link IsolateDrive}. @defaultValue "async" */
+  readonly drive?: IsolateDrive;
+  /** With `drive: "sync"`: the watch over every entry (see {@link EntryWatch}). */
+  readonly watch?: EntryWatch;
 }
 
 interface Idle {
-  readonly runner: IsolateRunner;
+  readonly runner: PooledRunner;
   ready: boolean;
 }
 
@@ -46,9 +60,12 @@ export class IsolatePool {
   readonly memoryLimitMb: number;
   /** Share of the heap limit past which an isolate is recycled after a run. */
   readonly recycleHeapRatio: number;
+  /** How the isolates are driven. */
+  readonly drive: IsolateDrive;
   readonly #preludeSource: string | undefined;
+  readonly #watch: EntryWatch | undefined;
   readonly #idle = new Map<number, Idle[]>();
-  readonly #all = new Set<IsolateRunner>();
+  readonly #all = new Set<PooledRunner>();
   #closed = false;
 
   /** Creates an empty pool; call {@link warm} to fill it ahead of the first run. */
@@ -57,6 +74,8 @@ export class IsolatePool {
     this.maxRunsPerIsolate = options.maxRunsPerIsolate ?? 100;
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
     this.recycleHeapRatio = options.recycleHeapRatio ?? 0.5;
+    this.drive = options.drive ?? "async";
+    this.#watch = options.watch;
     this.#preludeSource = options.preludeSource;
   }
 
@@ -93,7 +112,7 @@ export class IsolatePool {
    * Takes a runner with heap limit `memoryLimitMb`: a ready idle one, else one still preparing,
    * else a new one. Throws `ChainRuntimeError` `SANDBOX_FAILED` once closed.
    */
-  acquire(memoryLimitMb: number = this.memoryLimitMb): IsolateRunner {
+  acquire(memoryLimitMb: number = this.memoryLimitMb): PooledRunner {
     if (this.#closed) throw new ChainRuntimeError("SANDBOX_FAILED", "The isolate pool is closed.");
     const idle = this.#idle.get(memoryLimitMb);
     if (idle !== undefined) {
@@ -110,7 +129,7 @@ export class IsolatePool {
   }
 
   /** Returns a runner after its run settled: kept warm, or disposed and replaced. */
-  release(runner: IsolateRunner): void {
+  release(runner: PooledRunner): void {
     const limit = runner.memoryLimitMb;
     const worn =
       runner.isDisposed ||
@@ -164,11 +183,10 @@ export class IsolatePool {
     return list;
   }
 
-  #create(limit: number): IsolateRunner {
-    const runner = new IsolateRunner({
-      memoryLimitMb: limit,
-      ...(this.#preludeSource === undefined ? {} : { preludeSource: this.#preludeSource }),
-    });
+  #create(limit: number): PooledRunner {
+    const options = { memoryLimitMb: limit, ...(this.#preludeSource === undefined ? {} : { preludeSource: this.#preludeSource }) };
+    const runner =
+      this.drive === "sync" ? new SyncIsolateRunner({ ...options, ...(this.#watch === undefined ? {} : { watch: this.#watch }) }) : new IsolateRunner(options);
     this.#all.add(runner);
     return runner;
   }
@@ -192,7 +210,7 @@ export class IsolatePool {
     this.#drop(entry.runner);
   }
 
-  #drop(runner: IsolateRunner): void {
+  #drop(runner: PooledRunner): void {
     runner.dispose();
     this.#all.delete(runner);
   }

@@ -52,59 +52,40 @@
  */
 import ivm from "isolated-vm";
 import { BRIDGE_GLOBALS, BRIDGE_OP, FRAME_KIND, LOCAL_FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
-import type { LogLevel, PreludeRunConfig } from "../src/bridge/protocol.ts";
+import type { PreludeRunConfig } from "../src/bridge/protocol.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
+import {
+  AbortHook,
+  callFromFrame,
+  dispatchCall,
+  forwardLog,
+  killOutcome,
+  releaseContext,
+  resultJsonOf,
+  sandboxFailure,
+  ScriptCache,
+  settledFromDone,
+  thrownToError,
+  type Bridge,
+  type FrameField,
+  type IsolateRunnerOptions,
+  type IsolateRunRequest,
+  type KillReason,
+  type PooledRunner,
+  type PreparedContext,
+  type SerializedToolResult,
+  type Settled,
+} from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import type { SandboxError, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
+import type { SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+
+export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
 /** How often the watchdog samples CPU time, disposal and stalls, ms. */
 export const WATCHDOG_INTERVAL_MS = 20;
 
 /** Result deliveries per run tracked to their completion (see `ActiveRun.flushResults`). */
 const TRACKED_DELIVERIES = 2;
-
-/** Compiled scripts kept per isolate (most recently used first out of the cache when full). */
-const SCRIPT_CACHE_SIZE = 32;
-
-/** Options of an {@link IsolateRunner}. */
-export interface IsolateRunnerOptions {
-  /** Heap limit of the isolate, MiB (isolated-vm's minimum is 8). */
-  readonly memoryLimitMb: number;
-  /** The prelude to install in each context. @defaultValue {@link getPreludeSource}() */
-  readonly preludeSource?: string;
-}
-
-type Bridge = (op: number, a?: string | number, b?: string) => unknown;
-
-/**
- * A call's result as the JSON text of an `InvocationResult`, which an {@link IsolateRunRequest}'s
- * `onToolCall` may resolve to when it already holds that text (a sandbox child gets it over the
- * wire): it goes into the isolate as it is, with no parse and re-stringify. The text must be
- * that JSON; the script sees a `BRIDGE_ERROR` result when it is not (and so does every result
- * that entered the isolate in the same batch).
- */
-export interface SerializedToolResult {
-  readonly resultJson: string;
-}
-
-/** What {@link IsolateRunner.run} takes: a {@link SandboxRunRequest} whose `onToolCall` may also resolve to JSON text. */
-export interface IsolateRunRequest extends Omit<SandboxRunRequest, "onToolCall"> {
-  readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult | SerializedToolResult>;
-}
-
-interface PreparedContext {
-  readonly context: ivm.Context;
-  readonly bridge: ivm.Reference<Bridge>;
-}
-
-type FrameField = string | number | undefined | FrameField[];
-
-const LOG_LEVELS: ReadonlySet<string> = new Set(["log", "info", "warn", "error", "debug"]);
-
-/** Why the host ended a run early. */
-type KillReason = "timeout" | "cpu" | "memory" | "cancelled" | "crash";
-
-type Settled = Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes">;
 
 /** What {@link ActiveRun} needs of its runner. */
 interface RunOwner {
@@ -115,15 +96,14 @@ interface RunOwner {
 }
 
 /** Runs scripts in one isolate; see the module comment for the life of a run. */
-export class IsolateRunner {
+export class IsolateRunner implements PooledRunner {
   /** The isolate's heap limit, MiB. */
   readonly memoryLimitMb: number;
   readonly #isolate: ivm.Isolate;
   readonly #prelude: ivm.Script;
   /** One callback per isolate; it forwards frames to the run in progress, if any. */
   readonly #send: ivm.Callback;
-  /** Compiled scripts by source text (with the file name they were compiled under). */
-  readonly #scripts = new Map<string, { readonly name: string; readonly script: ivm.Script }>();
+  readonly #scripts: ScriptCache;
   readonly #owner: RunOwner;
   #active: ActiveRun | undefined;
   #prepared: Promise<PreparedContext> | undefined;
@@ -135,6 +115,7 @@ export class IsolateRunner {
     this.memoryLimitMb = options.memoryLimitMb;
     const isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb });
     this.#isolate = isolate;
+    this.#scripts = new ScriptCache(isolate);
     this.#prelude = isolate.compileScriptSync(options.preludeSource ?? getPreludeSource(), {
       filename: "isochain:prelude",
     });
@@ -226,7 +207,7 @@ export class IsolateRunner {
       }
       let outcome: SandboxRunOutcome;
       try {
-        const script = await this.#compile(request);
+        const script = await this.#scripts.compile(request);
         if (script instanceof ivm.Script) {
           const active = new ActiveRun(this.#owner, prepared, request);
           this.#active = active;
@@ -242,33 +223,6 @@ export class IsolateRunner {
     } finally {
       this.#busy = false;
     }
-  }
-
-  /** The script compiled in this isolate (cached), or the compile error as a runtime fault. */
-  async #compile(request: IsolateRunRequest): Promise<ivm.Script | SandboxError> {
-    const cached = this.#scripts.get(request.script);
-    if (cached !== undefined && cached.name === request.scriptName) return cached.script;
-    // The script keeps its own lines (2.. of the wrapper), so stack positions match the compiled code.
-    const source = `${BRIDGE_GLOBALS.start}(${request.script}\n)`;
-    let script: ivm.Script;
-    try {
-      script = await this.#isolate.compileScript(source, { filename: request.scriptName });
-    } catch (error) {
-      if (this.#isolate.isDisposed) return { phase: "limit", name: "SandboxError", message: "the isolate was disposed during the run" };
-      return thrownToError(error);
-    }
-    if (cached !== undefined) {
-      cached.script.release();
-      this.#scripts.delete(request.script);
-    } else if (this.#scripts.size >= SCRIPT_CACHE_SIZE) {
-      const oldest = this.#scripts.keys().next().value;
-      if (oldest !== undefined) {
-        this.#scripts.get(oldest)?.script.release();
-        this.#scripts.delete(oldest);
-      }
-    }
-    this.#scripts.set(request.script, { name: request.scriptName, script });
-    return script;
   }
 }
 
@@ -366,71 +320,24 @@ class ActiveRun {
       if (!Array.isArray(a)) return;
       for (let i = 0; i + 3 < a.length && this.#settled === undefined; i += 4) this.#onCall(a[i], a[i + 1], a[i + 2], a[i + 3]);
     } else if (kind === FRAME_KIND.log) {
-      if (typeof a === "string" && LOG_LEVELS.has(a) && typeof b === "string") this.#onLog(a as LogLevel, b);
+      this.#hostOutputBytes = forwardLog(this.#request, a, b, this.#hostOutputBytes, this.#hostOutputCap);
     } else if (kind === FRAME_KIND.done) {
-      if (typeof b === "string") {
-        const error: SandboxError = {
-          phase: "runtime",
-          name: b,
-          message: typeof c === "string" ? c : "",
-          ...(typeof d === "string" ? { stack: d } : {}),
-        };
-        this.#settle({ status: "error", error });
-      } else {
-        this.#settle({ status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}) });
-      }
+      this.#settle(settledFromDone(a, b, c, d));
     }
   }
 
   #onCall(callIndex: FrameField, tool: FrameField, argsJson: FrameField, refusal: FrameField): void {
-    if (typeof callIndex !== "number" || typeof tool !== "string" || typeof argsJson !== "string") return;
     const request = this.#request;
-    if (request === undefined || this.#pending.has(callIndex)) return;
-    this.#pending.add(callIndex);
-    const limit = this.#limits.maxArgumentBytes;
-    let call: SandboxToolCall;
-    if (typeof refusal === "string") {
-      call = { callIndex, tool, argsJson: "{}", refusal };
-    } else if (argsJson.length > limit / 3 && Buffer.byteLength(argsJson) > limit) {
-      call = { callIndex, tool, argsJson: "{}", refusal: `tools.${tool}: arguments exceed ${limit} bytes.` };
-    } else {
-      call = { callIndex, tool, argsJson };
-    }
+    const call = callFromFrame(callIndex, tool, argsJson, refusal, this.#limits.maxArgumentBytes);
+    if (request === undefined || call === undefined || this.#pending.has(call.callIndex)) return;
+    this.#pending.add(call.callIndex);
     this.#calls ??= new AbortController();
-    let answer: Promise<InvocationResult | SerializedToolResult>;
-    try {
-      answer = request.onToolCall(call, this.#calls.signal);
-    } catch (error) {
-      answer = Promise.reject(error as Error);
-    }
-    answer.then(
-      (value) => this.#deliver(callIndex, value),
-      (error: unknown) => this.#deliver(callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
-    );
+    dispatchCall(request, call, this.#calls.signal, this.#deliver);
   }
 
-  #onLog(level: LogLevel, text: string): void {
-    if (this.#hostOutputBytes >= this.#hostOutputCap) return;
-    this.#hostOutputBytes += text.length;
-    try {
-      this.#request?.onLog?.(level, text);
-    } catch {
-      // a failing log listener must not break the run
-    }
-  }
-
-  #deliver(callIndex: number, result: InvocationResult | SerializedToolResult): void {
+  readonly #deliver = (callIndex: number, result: InvocationResult | SerializedToolResult): void => {
     if (this.#settled !== undefined || !this.#pending.delete(callIndex)) return;
-    let resultJson: string;
-    if (isSerialized(result)) {
-      resultJson = result.resultJson;
-    } else {
-      try {
-        resultJson = JSON.stringify(result);
-      } catch (error) {
-        resultJson = JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
-      }
-    }
+    const resultJson = resultJsonOf(result);
     // Counted when queued, so a stall probe answered before the flush cannot match (see #checkStall).
     this.#resultsSent++;
     this.#outIndexes.push(callIndex);
@@ -443,7 +350,7 @@ class ActiveRun {
     // there would wait for an unrelated event.
     if (this.#pending.size === 0) this.flushResults();
     else if (this.#outIndexes.length === 1) setImmediate(flushResults, this);
-  }
+  };
 
   /** Sends the results of this tick into the isolate: one call for all of them. */
   flushResults(): void {
@@ -659,23 +566,6 @@ class ActiveRun {
 }
 
 /**
- * The abort listener a run puts on `request.signal`. A listener can outlive its removal (an
- * AbortSignal holds on to it until a full GC), so it points at the run only while the run lasts:
- * otherwise every finished run, and the chain it served, would survive young-generation GCs.
- */
-class AbortHook {
-  run: ActiveRun | undefined;
-
-  constructor(run: ActiveRun) {
-    this.run = run;
-  }
-
-  handleEvent(): void {
-    this.run?.kill("cancelled");
-  }
-}
-
-/**
  * One watchdog for every run in the process: a single interval (running only while some run
  * is) instead of a timer and an interval per run. Wall time is checked on each tick too, so a
  * run ends at most one interval past `totalTimeoutMs`.
@@ -710,59 +600,6 @@ function flushResults(run: ActiveRun): void {
   run.flushResults();
 }
 
-function isSerialized(result: InvocationResult | SerializedToolResult): result is SerializedToolResult {
-  return typeof result === "object" && result !== null && !("status" in result) && typeof (result as SerializedToolResult).resultJson === "string";
-}
-
 function noop(): void {
   // nothing to do
-}
-
-/** Drops every host handle into a finished context so the isolate can collect it. */
-function releaseContext(prepared: PreparedContext): void {
-  for (const handle of [prepared.bridge, prepared.context]) {
-    try {
-      handle.release();
-    } catch {
-      // already gone with the isolate
-    }
-  }
-}
-
-function thrownToError(error: unknown): SandboxError {
-  const thrown = error as { name?: unknown; message?: unknown; stack?: unknown };
-  return {
-    phase: "runtime",
-    name: typeof thrown.name === "string" ? thrown.name : "Error",
-    message: typeof thrown.message === "string" ? thrown.message : describeThrown(error),
-    ...(typeof thrown.stack === "string" ? { stack: thrown.stack } : {}),
-  };
-}
-
-function sandboxFailure(message: string): SandboxRunOutcome {
-  return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
-}
-
-function killOutcome(reason: KillReason, limits: SandboxRunRequest["limits"]): Settled {
-  switch (reason) {
-    case "timeout":
-      return {
-        status: "timeout",
-        error: { phase: "limit", name: "TimeoutError", message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms)` },
-      };
-    case "cpu":
-      return {
-        status: "timeout",
-        error: { phase: "limit", name: "CpuLimitError", message: `the script used more than cpuTimeMs (${limits.cpuTimeMs} ms) of CPU` },
-      };
-    case "memory":
-      return {
-        status: "error",
-        error: { phase: "limit", name: "MemoryLimitError", message: `the script exceeded memoryLimitMb (${limits.memoryLimitMb} MiB)` },
-      };
-    case "cancelled":
-      return { status: "cancelled" };
-    case "crash":
-      return { status: "error", error: { phase: "limit", name: "SandboxError", message: "the isolate was disposed during the run" } };
-  }
 }

@@ -1,6 +1,8 @@
 /**
- * The child side of the process driver: a warm {@link IsolatePool} of one isolate and a loop
- * that runs one chain at a time with it, turning the runner's callbacks into messages.
+ * The child side of the process driver: a warm {@link IsolatePool} of one isolate, driven
+ * synchronously on this process's main thread (no thread hand-off per call: the process has
+ * nothing else to do, and the host keeps its own kill timer), and a loop that runs one chain at a
+ * time with it, turning the runner's callbacks into messages.
  *
  * ```
  *  child-init ─ IsolatePool({ poolSize: 1 }).warm() ─ child-ready
@@ -12,15 +14,17 @@
  *  pipe closed  ─ exit (the host is gone or retired this child)
  * ```
  *
- * Results arrive as the `InvocationResult`'s JSON text (serialised on the host) and are parsed
- * here because the runner takes an object and serialises it again for the isolate.
+ * Results arrive as the `InvocationResult`'s JSON text (serialised on the host) and enter the
+ * isolate as that text, with no parse here.
  * Everything that can fail in a run becomes an outcome; anything else (a bug, a V8 fatal
  * error) ends the process, and the host reports the chain as a sandbox death.
  * @module
  */
 import { FRAME_KIND } from "../../src/bridge/protocol.ts";
-import { describeThrown, type InvocationResult } from "../../src/kernel/index.ts";
+import { describeThrown } from "../../src/kernel/index.ts";
+import type { SerializedToolResult } from "../isolate-common.ts";
 import { IsolatePool } from "../isolate-pool.ts";
+import { EntryGuard } from "./entry-guard.ts";
 import type { Duplex } from "node:stream";
 import { ProcessChannel } from "../process-channel.ts";
 import { isHostMessage, PROCESS_MESSAGE_KIND, type ChainRunMessage, type ChildMessage, type HostMessage } from "../process-protocol.ts";
@@ -29,13 +33,14 @@ import type { SandboxRunOutcome } from "../sandbox-driver.ts";
 /** The chain in progress. */
 interface ActiveRun {
   readonly controller: AbortController;
-  readonly pending: Map<number, (result: InvocationResult) => void>;
+  readonly pending: Map<number, (result: SerializedToolResult) => void>;
 }
 
 /** Serves chains over the host pipe, one at a time; see the module comment. */
 export class ChildLoop {
   readonly #channel: ProcessChannel<HostMessage, ChildMessage>;
   #pool: IsolatePool | undefined;
+  #guard: EntryGuard | undefined;
   #active: ActiveRun | undefined;
 
   /**
@@ -58,7 +63,7 @@ export class ChildLoop {
         const resolve = this.#active?.pending.get(message.callIndex);
         if (resolve === undefined) return; // a result sent before the host read the outcome
         this.#active?.pending.delete(message.callIndex);
-        resolve(parseResult(message.resultJson));
+        resolve({ resultJson: message.resultJson });
         return;
       }
       case PROCESS_MESSAGE_KIND.run:
@@ -76,13 +81,16 @@ export class ChildLoop {
   #close(): void {
     this.#active?.controller.abort();
     this.#pool?.close();
+    this.#guard?.close();
   }
 
   async #init(memoryLimitMb: number, maxRunsPerIsolate: number, preludeSource: string): Promise<void> {
     this.#pool?.close();
-    const pool = new IsolatePool({ poolSize: 1, memoryLimitMb, maxRunsPerIsolate, preludeSource });
+    this.#guard ??= new EntryGuard();
+    const pool = new IsolatePool({ poolSize: 1, memoryLimitMb, maxRunsPerIsolate, preludeSource, drive: "sync", watch: this.#guard });
     this.#pool = pool;
     await pool.warm();
+    this.#guard.measureBaseline();
     this.#channel.send({ kind: PROCESS_MESSAGE_KIND.ready });
   }
 
@@ -98,6 +106,8 @@ export class ChildLoop {
       this.#active = undefined;
     }
     this.#channel.send({ kind: PROCESS_MESSAGE_KIND.outcome, outcome });
+    // Written now: preparing the next context below takes this thread for ~1 ms.
+    this.#channel.flush();
     // Tell the host when the next context is ready, so it can prefer a child that has one.
     await pool?.warm();
     this.#channel.send({ kind: PROCESS_MESSAGE_KIND.ready });
@@ -123,7 +133,7 @@ export class ChildLoop {
         clockStart: message.clockStart,
         signal: active.controller.signal,
         onToolCall: (call) =>
-          new Promise<InvocationResult>((resolve) => {
+          new Promise<SerializedToolResult>((resolve) => {
             active.pending.set(call.callIndex, resolve);
             channel.send({
               kind: FRAME_KIND.call,
@@ -139,14 +149,6 @@ export class ChildLoop {
       active.pending.clear();
       pool.release(runner);
     }
-  }
-}
-
-function parseResult(resultJson: string): InvocationResult {
-  try {
-    return JSON.parse(resultJson) as InvocationResult;
-  } catch (error) {
-    return { status: "error", code: "BRIDGE_ERROR", text: `the result could not be read: ${describeThrown(error)}` };
   }
 }
 

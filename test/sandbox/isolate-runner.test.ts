@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
+import type { PooledRunner } from "../../sandbox/isolate-common.ts";
 import { IsolateRunner, type IsolateRunRequest } from "../../sandbox/isolate-runner.ts";
+import { SyncIsolateRunner } from "../../sandbox/sync-isolate-runner.ts";
 import { chainScript } from "../contracts/sandbox-driver.contract.ts";
 
 const request = (body: string, overrides: Partial<IsolateRunRequest> = {}): IsolateRunRequest => ({
@@ -15,8 +17,13 @@ const request = (body: string, overrides: Partial<IsolateRunRequest> = {}): Isol
   ...overrides,
 });
 
-describe("IsolateRunner", () => {
-  const runner = new IsolateRunner({ memoryLimitMb: 32 });
+const runners: [string, () => PooledRunner][] = [
+  ["IsolateRunner", () => new IsolateRunner({ memoryLimitMb: 32 })],
+  ["SyncIsolateRunner", () => new SyncIsolateRunner({ memoryLimitMb: 32 })],
+];
+
+describe.each(runners)("%s", (_name, create) => {
+  const runner = create();
   afterAll(() => runner.dispose());
 
   it("hands a result given as JSON text to the script as it is", async () => {

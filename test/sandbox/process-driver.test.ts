@@ -201,9 +201,30 @@ describe("ProcessSandboxDriver", () => {
     const controller = new AbortController();
     const chainId = "cancelled";
     let pid: number | undefined;
+    // The script waits on a call that never answers: the child is free to hear the cancel.
+    const outcome = await runOn(driver, "await tools.echo({}); await tools.echo({ hang: true });", {
+      chainId,
+      signal: controller.signal,
+      onToolCall: (call) => {
+        pid = driver.pidOf(chainId);
+        if (call.callIndex === 0) return Promise.resolve(ok(call.argsJson));
+        setTimeout(() => controller.abort(), 20);
+        return new Promise<InvocationResult>(() => undefined);
+      },
+    });
+    expect(outcome.status).toBe("cancelled");
+    expect(driver.pids()).toContain(pid);
+  });
+
+  it("cancels a chain whose script computes (the child cannot answer) by ending that child", async () => {
+    const controller = new AbortController();
+    const chainId = "cancelled-spinning";
+    let pid: number | undefined;
+    const started = performance.now();
     const outcome = await runOn(driver, "await tools.echo({}); for (;;) {}", {
       chainId,
       signal: controller.signal,
+      limits: { cpuTimeMs: 60_000, totalTimeoutMs: 60_000 },
       onToolCall: (call) => {
         pid = driver.pidOf(chainId);
         setTimeout(() => controller.abort(), 20);
@@ -211,7 +232,10 @@ describe("ProcessSandboxDriver", () => {
       },
     });
     expect(outcome.status).toBe("cancelled");
-    expect(driver.pids()).toContain(pid);
+    // Settled by the host's kill (killGraceMs after the abort), long before any limit.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    await vi.waitFor(() => expect(driver.pids()).not.toContain(pid), { timeout: 5_000, interval: 20 });
+    expect((await runOn(driver, "return 7;")).returnJson).toBe("7");
   });
 
   it("returns cancelled at once for a signal aborted before the run", async () => {

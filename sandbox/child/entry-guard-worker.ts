@@ -1,0 +1,37 @@
+/**
+ * The guard's worker thread (see `entry-guard.ts`): sleeps while the main thread is outside its
+ * isolate, and during an entry samples the resident memory and the clock every
+ * `GUARD_POLL_MS`; past the cap or the deadline it writes one line to stderr (synchronously:
+ * the main thread, which owns `process.stderr`, is blocked) and ends the process with SIGKILL.
+ * @module
+ */
+import { writeSync } from "node:fs";
+import { workerData } from "node:worker_threads";
+import { GUARD_DEADLINE_OFFSET, GUARD_LINE_PREFIX, GUARD_POLL_MS, GUARD_SLOT, type GuardReason } from "./entry-guard.ts";
+
+const buffer = workerData as SharedArrayBuffer;
+const state = new Int32Array(buffer, 0, 2);
+const deadline = new Float64Array(buffer, GUARD_DEADLINE_OFFSET, 1);
+
+function end(reason: GuardReason): never {
+  try {
+    writeSync(2, `\n${GUARD_LINE_PREFIX} ${reason}\n`);
+  } finally {
+    process.kill(process.pid, "SIGKILL");
+  }
+  // SIGKILL does not return; this keeps the type checker honest.
+  throw new Error("unreachable");
+}
+
+for (;;) {
+  const current = Atomics.load(state, GUARD_SLOT.state);
+  if (current === 2) break;
+  if (current === 0) {
+    Atomics.wait(state, GUARD_SLOT.state, 0);
+    continue;
+  }
+  Atomics.wait(state, GUARD_SLOT.state, 1, GUARD_POLL_MS);
+  if (Atomics.load(state, GUARD_SLOT.state) !== 1) continue;
+  if (process.memoryUsage.rss() > state[GUARD_SLOT.rssCapMb]! * 1_048_576) end("memory");
+  if (Date.now() > deadline[0]!) end("cpu");
+}

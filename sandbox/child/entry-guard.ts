@@ -1,0 +1,102 @@
+/**
+ * The sandbox child's guard over synchronous entries into its isolate. The child drives its
+ * isolate on its main thread (see `sync-isolate-runner.ts`), which is fast but has two blind
+ * spots that a thread of its own can see past:
+ *
+ * - isolated-vm does not enforce an isolate's heap limit while the isolate runs on the main
+ *   thread (laverdet/isolated-vm#460): a heap-growth loop would take memory without bound.
+ * - A script stuck where V8 does not check for interrupts (a huge builtin call, a GC thrash)
+ *   does not see the entry's timeout.
+ *
+ * So a worker thread ({@link ./entry-guard-worker.ts}) watches every entry: while one is in
+ * progress it samples the process's resident memory every {@link GUARD_POLL_MS} ms, and ends the
+ * process (SIGKILL, after writing one line to stderr that the host reads back as the outcome:
+ * `MemoryLimitError` or `CpuLimitError`) when the memory passes the run's cap or the entry
+ * outlives its deadline by {@link GUARD_GRACE_MS}. The cap is the child's resident memory when
+ * it became ready, plus twice the run's `memoryLimitMb`, plus {@link RSS_SLACK_MB}: generous
+ * for a script that uses its whole heap (V8 commits more than it uses), and a hard bound on
+ * one that does not stop. Between entries nothing of the isolate can
+ * run, and the worker sleeps on a futex.
+ *
+ * The main thread talks to the worker through one SharedArrayBuffer, with no message per
+ * entry: {@link EntryGuard.enter} stores the deadline and the cap and flips the state (one futex
+ * wake when the worker sleeps); {@link EntryGuard.leave} flips it back.
+ * @module
+ */
+import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { EntryWatch } from "../sync-isolate-runner.ts";
+
+/** How often the worker samples memory and time during an entry, ms. */
+export const GUARD_POLL_MS = 10;
+/** How long past an entry's own timeout the guard waits before it ends the process, ms. */
+export const GUARD_GRACE_MS = 1_000;
+/** The line prefix the guard writes to stderr before it ends the process. */
+export const GUARD_LINE_PREFIX = "isochain-sandbox-guard:";
+/** What the guard names when it ends the process. */
+export type GuardReason = "memory" | "cpu";
+
+/** Slots of the shared state (Int32 view). */
+export const GUARD_SLOT = Object.freeze({
+  /** 0 idle, 1 inside an entry, 2 shut down. */
+  state: 0,
+  /** Resident-memory cap of the current entry, MiB. */
+  rssCapMb: 1,
+});
+/** Byte offset of the deadline (Float64, epoch ms) in the shared buffer. */
+export const GUARD_DEADLINE_OFFSET = 8;
+/** Size of the shared buffer, bytes. */
+export const GUARD_BUFFER_BYTES = 16;
+
+/** The worker file next to this one: `.ts` in the source tree, `.js` when built. */
+const WORKER_FILE = new URL(`./entry-guard-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+/** Resident memory allowed beyond the baseline and twice the heap limit, MiB. */
+const RSS_SLACK_MB = 64;
+
+/** The main-thread side of the guard; see the module comment. */
+export class EntryGuard implements EntryWatch {
+  readonly #state: Int32Array;
+  readonly #deadline: Float64Array;
+  readonly #worker: Worker;
+  #baselineMb = 0;
+
+  /** Starts the worker thread. It does not keep the process alive. */
+  constructor() {
+    const buffer = new SharedArrayBuffer(GUARD_BUFFER_BYTES);
+    this.#state = new Int32Array(buffer, 0, 2);
+    this.#deadline = new Float64Array(buffer, GUARD_DEADLINE_OFFSET, 1);
+    this.#worker = new Worker(WORKER_FILE, { workerData: buffer, stdout: false, stderr: false });
+    this.#worker.unref();
+  }
+
+  /** Takes the process's resident memory now as the baseline of every cap (call once warm). */
+  measureBaseline(): void {
+    this.#baselineMb = process.memoryUsage.rss() / 1_048_576;
+  }
+
+  enter(deadline: number, memoryLimitMb: number): void {
+    this.#deadline[0] = deadline + GUARD_GRACE_MS;
+    this.#state[GUARD_SLOT.rssCapMb] = Math.ceil(this.#baselineMb + 2 * memoryLimitMb + RSS_SLACK_MB);
+    Atomics.store(this.#state, GUARD_SLOT.state, 1);
+    Atomics.notify(this.#state, GUARD_SLOT.state);
+  }
+
+  leave(): void {
+    Atomics.store(this.#state, GUARD_SLOT.state, 0);
+  }
+
+  /** Stops the worker. */
+  close(): void {
+    Atomics.store(this.#state, GUARD_SLOT.state, 2);
+    Atomics.notify(this.#state, GUARD_SLOT.state);
+    void this.#worker.terminate();
+  }
+}
+
+/** The guard's reason in a stderr tail, if the guard ended the process. */
+export function guardReasonIn(stderr: string): GuardReason | undefined {
+  const match = new RegExp(`${GUARD_LINE_PREFIX} (memory|cpu)`).exec(stderr);
+  return match === null ? undefined : (match[1] as GuardReason);
+}

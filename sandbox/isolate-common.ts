@@ -1,0 +1,296 @@
+/**
+ * What the two isolate runners share: the asynchronous {@link IsolateRunner} (the isolate runs
+ * on its own thread; the host never waits on script code) and the synchronous
+ * {@link SyncIsolateRunner} (the isolate runs on the caller's thread, one bounded stretch at a
+ * time). Both speak the same bridge to the same prelude, cache compiled scripts the same way and
+ * turn the same frames into calls, console lines and outcomes; only how they enter the isolate
+ * and how they learn that it is idle differ.
+ * @module
+ */
+import type ivm from "isolated-vm";
+import { BRIDGE_GLOBALS } from "../src/bridge/protocol.ts";
+import type { LogLevel } from "../src/bridge/protocol.ts";
+import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
+import type { SandboxError, SandboxLimits, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
+
+/** The prelude's bridge function: `(op, a?, b?)`, see `BRIDGE_OP`. */
+export type Bridge = (op: number, a?: string | number, b?: string) => unknown;
+
+/** One field of a frame as it arrives from the prelude's `send`. */
+export type FrameField = string | number | undefined | FrameField[];
+
+/** A fresh context with the prelude installed, and the host's handle on its bridge. */
+export interface PreparedContext {
+  readonly context: ivm.Context;
+  readonly bridge: ivm.Reference<Bridge>;
+}
+
+/**
+ * A call's result as the JSON text of an `InvocationResult`, which an {@link IsolateRunRequest}'s
+ * `onToolCall` may resolve to when it already holds that text (a sandbox child gets it over the
+ * wire): it goes into the isolate as it is, with no parse and re-stringify. The text must be
+ * that JSON; the script sees a `BRIDGE_ERROR` result when it is not (and so does every result
+ * that entered the isolate in the same batch).
+ */
+export interface SerializedToolResult {
+  readonly resultJson: string;
+}
+
+/** What a runner's `run` takes: a {@link SandboxRunRequest} whose `onToolCall` may also resolve to JSON text. */
+export interface IsolateRunRequest extends Omit<SandboxRunRequest, "onToolCall"> {
+  readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult | SerializedToolResult>;
+}
+
+/** Options of an isolate runner. */
+export interface IsolateRunnerOptions {
+  /** Heap limit of the isolate, MiB (isolated-vm's minimum is 8). */
+  readonly memoryLimitMb: number;
+  /** The prelude to install in each context. @defaultValue the bundled prelude */
+  readonly preludeSource?: string;
+}
+
+/** What an {@link IsolatePool} lends: one isolate that runs one script at a time in a fresh context. */
+export interface PooledRunner {
+  /** The isolate's heap limit, MiB. */
+  readonly memoryLimitMb: number;
+  /** Runs completed in this isolate. */
+  readonly runs: number;
+  /** True once the isolate is gone; the owner must drop the runner. */
+  readonly isDisposed: boolean;
+  /** True while a run is in progress. */
+  readonly isBusy: boolean;
+  /** Used heap at the end of the last run, bytes. */
+  readonly heapBytes: number;
+  /** Creates the next run's context off the critical path; rejects when the isolate is disposed. */
+  prepare(): Promise<void>;
+  /** Runs one script; never rejects for anything the script does. */
+  run(request: IsolateRunRequest): Promise<SandboxRunOutcome>;
+  /** Disposes the isolate; a run in progress ends as a crash. Idempotent. */
+  dispose(): void;
+}
+
+/** Why the host ended a run early. */
+export type KillReason = "timeout" | "cpu" | "memory" | "cancelled" | "crash";
+
+/** An outcome before its measurements are added. */
+export type Settled = Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes">;
+
+/** Console levels the prelude may name. */
+export const LOG_LEVELS: ReadonlySet<string> = new Set(["log", "info", "warn", "error", "debug"]);
+
+/** Compiled scripts kept per isolate (least recently compiled first out of the cache when full). */
+const SCRIPT_CACHE_SIZE = 32;
+
+/**
+ * Compiled scripts of one isolate by source text (with the file name they were compiled
+ * under): a warm chain runs its cached `Script` instead of compiling again.
+ */
+export class ScriptCache {
+  readonly #isolate: ivm.Isolate;
+  readonly #scripts = new Map<string, { readonly name: string; readonly script: ivm.Script }>();
+
+  constructor(isolate: ivm.Isolate) {
+    this.#isolate = isolate;
+  }
+
+  /** The cached script of `request`, if it was compiled under the same name. */
+  get(request: Pick<SandboxRunRequest, "script" | "scriptName">): ivm.Script | undefined {
+    const cached = this.#scripts.get(request.script);
+    return cached !== undefined && cached.name === request.scriptName ? cached.script : undefined;
+  }
+
+  /** Compiles `request`'s script on the isolate's thread (cached), or returns the compile error as a runtime fault. */
+  async compile(request: Pick<SandboxRunRequest, "script" | "scriptName">): Promise<ivm.Script | SandboxError> {
+    const cached = this.get(request);
+    if (cached !== undefined) return cached;
+    try {
+      return this.#store(request, await this.#isolate.compileScript(wrapScript(request.script), { filename: request.scriptName }));
+    } catch (error) {
+      return this.#compileError(error);
+    }
+  }
+
+  /** {@link compile} on the caller's thread. */
+  compileSync(request: Pick<SandboxRunRequest, "script" | "scriptName">): ivm.Script | SandboxError {
+    const cached = this.get(request);
+    if (cached !== undefined) return cached;
+    try {
+      return this.#store(request, this.#isolate.compileScriptSync(wrapScript(request.script), { filename: request.scriptName }));
+    } catch (error) {
+      return this.#compileError(error);
+    }
+  }
+
+  #compileError(error: unknown): SandboxError {
+    if (this.#isolate.isDisposed) return { phase: "limit", name: "SandboxError", message: "the isolate was disposed during the run" };
+    return thrownToError(error);
+  }
+
+  #store(request: Pick<SandboxRunRequest, "script" | "scriptName">, script: ivm.Script): ivm.Script {
+    const previous = this.#scripts.get(request.script);
+    if (previous !== undefined) {
+      previous.script.release();
+      this.#scripts.delete(request.script);
+    } else if (this.#scripts.size >= SCRIPT_CACHE_SIZE) {
+      const oldest = this.#scripts.keys().next().value;
+      if (oldest !== undefined) {
+        this.#scripts.get(oldest)?.script.release();
+        this.#scripts.delete(oldest);
+      }
+    }
+    this.#scripts.set(request.script, { name: request.scriptName, script });
+    return script;
+  }
+}
+
+/** The script as the isolate compiles it: handed to the prelude's `start`; it keeps its own lines (2.. of the wrapper). */
+function wrapScript(script: string): string {
+  return `${BRIDGE_GLOBALS.start}(${script}\n)`;
+}
+
+/**
+ * Turns a call frame's fields into a {@link SandboxToolCall}, or `undefined` for a malformed
+ * frame. Arguments past `maxArgumentBytes` become a refused call (the prelude checks too; this
+ * is the host's own check).
+ */
+export function callFromFrame(
+  callIndex: FrameField,
+  tool: FrameField,
+  argsJson: FrameField,
+  refusal: FrameField,
+  maxArgumentBytes: number,
+): SandboxToolCall | undefined {
+  if (typeof callIndex !== "number" || typeof tool !== "string" || typeof argsJson !== "string") return undefined;
+  if (typeof refusal === "string") return { callIndex, tool, argsJson: "{}", refusal };
+  if (argsJson.length > maxArgumentBytes / 3 && Buffer.byteLength(argsJson) > maxArgumentBytes) {
+    return { callIndex, tool, argsJson: "{}", refusal: `tools.${tool}: arguments exceed ${maxArgumentBytes} bytes.` };
+  }
+  return { callIndex, tool, argsJson };
+}
+
+/** The outcome a `done` frame carries: `a` the return value's JSON, or `b`/`c`/`d` an error's name, message, stack. */
+export function settledFromDone(a: FrameField, b: FrameField, c: FrameField, d: FrameField): Settled {
+  if (typeof b === "string") {
+    const error: SandboxError = {
+      phase: "runtime",
+      name: b,
+      message: typeof c === "string" ? c : "",
+      ...(typeof d === "string" ? { stack: d } : {}),
+    };
+    return { status: "error", error };
+  }
+  return { status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}) };
+}
+
+/** Dispatches one call to the host; the answer (or a `TOOL_ERROR` for a rejection) goes to `deliver`. */
+export function dispatchCall(
+  request: IsolateRunRequest,
+  call: SandboxToolCall,
+  signal: AbortSignal,
+  deliver: (callIndex: number, result: InvocationResult | SerializedToolResult) => void,
+): void {
+  let answer: Promise<InvocationResult | SerializedToolResult>;
+  try {
+    answer = request.onToolCall(call, signal);
+  } catch (error) {
+    answer = Promise.reject(error as Error);
+  }
+  answer.then(
+    (value) => deliver(call.callIndex, value),
+    (error: unknown) => deliver(call.callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
+  );
+}
+
+/** Forwards a console line to `onLog` unless the host's own cap is reached; returns the bytes now counted. */
+export function forwardLog(request: IsolateRunRequest | undefined, level: FrameField, text: FrameField, counted: number, cap: number): number {
+  if (typeof level !== "string" || !LOG_LEVELS.has(level) || typeof text !== "string" || counted >= cap) return counted;
+  try {
+    request?.onLog?.(level as LogLevel, text);
+  } catch {
+    // a failing log listener must not break the run
+  }
+  return counted + text.length;
+}
+
+/** The JSON text a result enters the isolate as. */
+export function resultJsonOf(result: InvocationResult | SerializedToolResult): string {
+  if (isSerialized(result)) return result.resultJson;
+  try {
+    return JSON.stringify(result);
+  } catch (error) {
+    return JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
+  }
+}
+
+function isSerialized(result: InvocationResult | SerializedToolResult): result is SerializedToolResult {
+  return typeof result === "object" && result !== null && !("status" in result) && typeof (result as SerializedToolResult).resultJson === "string";
+}
+
+/** Drops every host handle into a finished context so the isolate can collect it. */
+export function releaseContext(prepared: PreparedContext): void {
+  for (const handle of [prepared.bridge, prepared.context]) {
+    try {
+      handle.release();
+    } catch {
+      // already gone with the isolate
+    }
+  }
+}
+
+/** A value thrown inside the isolate (or by isolated-vm) as a runtime {@link SandboxError}. */
+export function thrownToError(error: unknown): SandboxError {
+  const thrown = error as { name?: unknown; message?: unknown; stack?: unknown };
+  return {
+    phase: "runtime",
+    name: typeof thrown.name === "string" ? thrown.name : "Error",
+    message: typeof thrown.message === "string" ? thrown.message : describeThrown(error),
+    ...(typeof thrown.stack === "string" ? { stack: thrown.stack } : {}),
+  };
+}
+
+/** An outcome for a run that could not start (no context, no isolate). */
+export function sandboxFailure(message: string): SandboxRunOutcome {
+  return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+}
+
+/** The outcome of a run the host ended for `reason`. */
+export function killOutcome(reason: KillReason, limits: SandboxLimits): Settled {
+  switch (reason) {
+    case "timeout":
+      return {
+        status: "timeout",
+        error: { phase: "limit", name: "TimeoutError", message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms)` },
+      };
+    case "cpu":
+      return {
+        status: "timeout",
+        error: { phase: "limit", name: "CpuLimitError", message: `the script used more than cpuTimeMs (${limits.cpuTimeMs} ms) of CPU` },
+      };
+    case "memory":
+      return {
+        status: "error",
+        error: { phase: "limit", name: "MemoryLimitError", message: `the script exceeded memoryLimitMb (${limits.memoryLimitMb} MiB)` },
+      };
+    case "cancelled":
+      return { status: "cancelled" };
+    case "crash":
+      return { status: "error", error: { phase: "limit", name: "SandboxError", message: "the isolate was disposed during the run" } };
+  }
+}
+
+/**
+ * The abort listener a run puts on `request.signal`. A listener can outlive its removal (an
+ * AbortSignal holds on to it until a full GC), so it points at the run only while the run lasts:
+ * otherwise every finished run, and the chain it served, would survive young-generation GCs.
+ */
+export class AbortHook {
+  run: { kill(reason: KillReason): void } | undefined;
+
+  constructor(run: { kill(reason: KillReason): void }) {
+    this.run = run;
+  }
+
+  handleEvent(): void {
+    this.run?.kill("cancelled");
+  }
+}
