@@ -24,7 +24,7 @@
  */
 import { isFrame } from "../src/bridge/codec.ts";
 import { FRAME_KIND, type CallFrame, type LogFrame, type ResultFrame } from "../src/bridge/protocol.ts";
-import type { SandboxLimits, SandboxRunOutcome } from "./sandbox-driver.ts";
+import type { SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** The `kind` of every control message. */
 export const PROCESS_MESSAGE_KIND = Object.freeze({
@@ -57,16 +57,8 @@ export interface ChildReadyMessage {
 }
 
 /** host → child: the serialisable fields of a `SandboxRunRequest`. */
-export interface ChainRunMessage {
+export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart"> {
   readonly kind: typeof PROCESS_MESSAGE_KIND.run;
-  readonly chainId: string;
-  readonly script: string;
-  readonly scriptName: string;
-  readonly toolNames: readonly string[];
-  readonly maxToolCalls: number;
-  readonly limits: SandboxLimits;
-  readonly seed: number;
-  readonly clockStart: number;
 }
 
 /** host → child: stop the chain in progress (it ends `cancelled`). */

@@ -35,7 +35,7 @@ import type { TraceStore } from "../trace/trace-store.ts";
 import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
 import { ReplayRouter, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
-import { runWithPlan, ToolChainTool } from "./tool-chain-tool.ts";
+import { runWithPlan, ToolChainTool, type ChainRunOptions } from "./tool-chain-tool.ts";
 import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
 /** Options of {@link replay}. */
@@ -118,6 +118,16 @@ export async function replay(trace: ChainTrace, options: ReplayOptions): Promise
   return mode === "strict" ? replayStrict(trace, options) : replayResume(trace, options);
 }
 
+/** The run options both modes share: the trace's seed and clock, the caller's signal and progress listener. */
+function replayRunOptions(trace: ChainTrace, options: ReplayOptions): ChainRunOptions {
+  return {
+    seed: trace.seed,
+    clockStart: trace.clockStart,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+  };
+}
+
 async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   const router = new ReplayRouter(trace, { mode: "strict" });
   const chain = new ToolChainTool({
@@ -131,12 +141,7 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
     run = await runWithPlan(
       chain,
       options.source ?? trace.source,
-      {
-        seed: trace.seed,
-        clockStart: trace.clockStart,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      },
+      replayRunOptions(trace, options),
       { toolNames: traceToolNames(trace), router },
     );
   } finally {
@@ -195,13 +200,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     run = await runWithPlan(
       chain,
       options.source ?? trace.source,
-      {
-        seed: trace.seed,
-        clockStart: trace.clockStart,
-        ...(options.chainId ? { chainId: options.chainId } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      },
+      { ...replayRunOptions(trace, options), ...(options.chainId ? { chainId: options.chainId } : {}) },
       { toolNames, router, parentChainId: trace.chainId },
     );
   } finally {
