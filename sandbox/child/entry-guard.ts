@@ -16,11 +16,14 @@
  * it became ready, plus twice the run's `memoryLimitMb`, plus {@link RSS_SLACK_MB}: generous
  * for a script that uses its whole heap (V8 commits more than it uses), and a hard bound on
  * one that does not stop. Between entries nothing of the isolate can
- * run, and the worker sleeps on a futex.
+ * run.
  *
- * The main thread talks to the worker through one SharedArrayBuffer, with no message per
- * entry: {@link EntryGuard.enter} stores the deadline and the cap and flips the state (one futex
- * wake when the worker sleeps); {@link EntryGuard.leave} flips it back.
+ * The main thread talks to the worker through one SharedArrayBuffer, with no message and, while
+ * a chain runs, no system call per entry: {@link EntryGuard.enter} stores the deadline and the
+ * cap and raises the entry flag, {@link EntryGuard.leave} lowers it. The worker polls while it
+ * is awake; after {@link GUARD_IDLE_POLLS} polls with no entry it goes to sleep on a futex, and
+ * the next `enter` wakes it (the only futex wake, once per idle spell rather than once per entry:
+ * on a 2-core machine a thread switch per call is not free).
  * @module
  */
 import { extname } from "node:path";
@@ -37,17 +40,24 @@ export const GUARD_LINE_PREFIX = "isochain-sandbox-guard:";
 /** What the guard names when it ends the process. */
 export type GuardReason = "memory" | "cpu";
 
+/** Polls with no entry after which the worker sleeps until the next entry wakes it. */
+export const GUARD_IDLE_POLLS = 50;
+
 /** Slots of the shared state (Int32 view). */
 export const GUARD_SLOT = Object.freeze({
-  /** 0 idle, 1 inside an entry, 2 shut down. */
+  /** The worker: 0 asleep, 1 awake (polling), 2 shut down. */
   state: 0,
   /** Resident-memory cap of the current entry, MiB. */
   rssCapMb: 1,
+  /** 1 while the main thread is inside an entry. */
+  inEntry: 2,
 });
 /** Byte offset of the deadline (Float64, epoch ms) in the shared buffer. */
-export const GUARD_DEADLINE_OFFSET = 8;
+export const GUARD_DEADLINE_OFFSET = 16;
 /** Size of the shared buffer, bytes. */
-export const GUARD_BUFFER_BYTES = 16;
+export const GUARD_BUFFER_BYTES = 24;
+/** Int32 slots before the deadline. */
+export const GUARD_INT_SLOTS = 3;
 
 /** The worker file next to this one: `.ts` in the source tree, `.js` when built. */
 const WORKER_FILE = new URL(`./entry-guard-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
@@ -65,7 +75,7 @@ export class EntryGuard implements EntryWatch {
   /** Starts the worker thread. It does not keep the process alive. */
   constructor() {
     const buffer = new SharedArrayBuffer(GUARD_BUFFER_BYTES);
-    this.#state = new Int32Array(buffer, 0, 2);
+    this.#state = new Int32Array(buffer, 0, GUARD_INT_SLOTS);
     this.#deadline = new Float64Array(buffer, GUARD_DEADLINE_OFFSET, 1);
     this.#worker = new Worker(WORKER_FILE, { workerData: buffer, stdout: false, stderr: false });
     this.#worker.unref();
@@ -79,12 +89,14 @@ export class EntryGuard implements EntryWatch {
   enter(deadline: number, memoryLimitMb: number): void {
     this.#deadline[0] = deadline + GUARD_GRACE_MS;
     this.#state[GUARD_SLOT.rssCapMb] = Math.ceil(this.#baselineMb + 2 * memoryLimitMb + RSS_SLACK_MB);
-    Atomics.store(this.#state, GUARD_SLOT.state, 1);
-    Atomics.notify(this.#state, GUARD_SLOT.state);
+    // The flag first, then the wake-up: a worker falling asleep re-reads the flag after it
+    // marked itself asleep, so one of the two always sees the other (both are seq-cst).
+    Atomics.store(this.#state, GUARD_SLOT.inEntry, 1);
+    if (Atomics.compareExchange(this.#state, GUARD_SLOT.state, 0, 1) === 0) Atomics.notify(this.#state, GUARD_SLOT.state);
   }
 
   leave(): void {
-    Atomics.store(this.#state, GUARD_SLOT.state, 0);
+    Atomics.store(this.#state, GUARD_SLOT.inEntry, 0);
   }
 
   /** Stops the worker. */

@@ -47,6 +47,12 @@ describe("EntryGuard", () => {
     expect(ended.ms).toBeGreaterThanOrEqual(GUARD_GRACE_MS);
   });
 
+  it("still sees a stuck entry after thousands of short ones and a spell asleep", async () => {
+    const ended = await runChild("busy-then-stuck");
+    expect(ended.signal).toBe("SIGKILL");
+    expect(guardReasonIn(ended.stderr)).toBe("cpu");
+  });
+
   it("leaves alone a process that left its entry in time", async () => {
     const ended = await runChild("calm");
     expect(ended).toMatchObject({ code: 0, signal: null });
