@@ -1,6 +1,6 @@
 /**
- * A warm pool of {@link IsolateRunner}s, keyed by heap limit (an isolate's limit is fixed when
- * it is created).
+ * A warm pool of isolate runners ({@link IsolateRunner}, or {@link SyncIsolateRunner} with
+ * `drive: "sync"`), keyed by heap limit (an isolate's limit is fixed when it is created).
  *
  * Invariants:
  * - A runner is lent to one run at a time; concurrent runs each get their own isolate, created
