@@ -28,6 +28,7 @@ import type { Socket } from "node:net";
 import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER, type CallFrame } from "../src/bridge/protocol.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
+import { killOutcome } from "./isolate-common.ts";
 import { ProcessChannel } from "./process-channel.ts";
 import { isChildMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "./process-protocol.ts";
 import type { SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
@@ -413,12 +414,7 @@ export class SandboxProcess {
       case undefined: {
         // The child's guard ended it: a script past its memory cap, or stuck past its CPU limit.
         const guard = guardReasonIn(this.#stderrTail);
-        if (guard === "memory") {
-          return { status: "error", error: { phase: "limit", name: "MemoryLimitError", message: `the script exceeded memoryLimitMb (${limits.memoryLimitMb} MiB); its sandbox process was ended` }, ...stats };
-        }
-        if (guard === "cpu") {
-          return { status: "timeout", error: { phase: "limit", name: "CpuLimitError", message: `the script used more than cpuTimeMs (${limits.cpuTimeMs} ms) of CPU and did not stop; its sandbox process was ended` }, ...stats };
-        }
+        if (guard !== undefined) return { ...killOutcome(guard, limits), ...stats };
         const fault = this.#channelFault === undefined ? "" : ` (${this.#channelFault})`;
         return {
           status: "error",

@@ -103,7 +103,6 @@ export class SyncIsolateRunner implements PooledRunner {
   #heapBytes = 0;
   #runs = 0;
   #busy = false;
-  #disposedByOwner = false;
   readonly #watch: EntryWatch | undefined;
 
   /** Creates the isolate and compiles the prelude. */
@@ -152,7 +151,6 @@ export class SyncIsolateRunner implements PooledRunner {
 
   /** Disposes the isolate; a run in progress ends as a crash. Idempotent. */
   dispose(): void {
-    this.#disposedByOwner = true;
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
     // A run waiting on the host would otherwise wait for its wall timer.
     this.#active?.kill("crash");
@@ -195,7 +193,7 @@ export class SyncIsolateRunner implements PooledRunner {
       if (!(script instanceof ivm.Script)) {
         return { status: "error", error: script, wallMs: 0, cpuMs: 0, heapBytes: this.#heapBytes };
       }
-      const run = new SyncRun(this.#isolate, prepared, request, this.#disposedByOwner, this.#watch);
+      const run = new SyncRun(this.#isolate, prepared, request, this.#watch);
       this.#active = run;
       const outcome = await run.start(script);
       if (this.#active === run) this.#active = undefined;
@@ -232,13 +230,15 @@ class SyncRun {
   #abortHook: AbortHook | undefined;
   #settled: Settled | undefined;
   #inside = false;
-  /** A kill asked for during an entry (cannot happen today; kept for safety), done once it returns. */
+  /** A kill asked for during an entry (a host microtask run in the callback can abort the signal), done once it returns. */
   #deferredKill: KillReason | undefined;
   #closed = false;
-  #ownerDisposing: boolean;
+  /** Set by a `crash` kill (the owner disposing the runner), so the isolate's disappearance is not read as OOM. */
+  #ownerDisposing = false;
+  readonly #cpuLimitNs: bigint;
   readonly #watch: EntryWatch | undefined;
 
-  constructor(isolate: ivm.Isolate, prepared: PreparedContext, request: IsolateRunRequest, ownerDisposing: boolean, watch: EntryWatch | undefined) {
+  constructor(isolate: ivm.Isolate, prepared: PreparedContext, request: IsolateRunRequest, watch: EntryWatch | undefined) {
     this.#watch = watch;
     this.#isolate = isolate;
     this.#prepared = prepared;
@@ -246,7 +246,7 @@ class SyncRun {
     this.#limits = request.limits;
     this.#cpuStart = isolate.cpuTime;
     this.#hostOutputCap = request.limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
-    this.#ownerDisposing = ownerDisposing;
+    this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
   }
 
   /** Configures the prelude and starts the script; resolves with the outcome. */
@@ -313,7 +313,7 @@ class SyncRun {
       this.#onEntryFailed(failure, boundByWall);
       if (this.#closed) return;
     }
-    if (this.#cpuNs > BigInt(this.#limits.cpuTimeMs) * 1_000_000n) {
+    if (this.#cpuNs > this.#cpuLimitNs) {
       this.kill("cpu");
       return;
     }
