@@ -98,7 +98,9 @@ describe("SyncIsolateRunner", () => {
     const outcome = await sync.run(request("await tools.echo({}); for (;;) {}"));
     expect(outcome).toMatchObject({ status: "timeout", error: { phase: "limit", name: "CpuLimitError" } });
     expect(performance.now() - started).toBeLessThan(LIMITS.totalTimeoutMs);
-    expect(outcome.cpuMs).toBeGreaterThanOrEqual(LIMITS.cpuTimeMs * 0.8);
+    // The entry's timeout is wall time, never less than the CPU it measures: on a loaded machine
+    // the script is stopped at cpuTimeMs of wall time, possibly before it used that much CPU.
+    expect(outcome.wallMs).toBeGreaterThanOrEqual(LIMITS.cpuTimeMs * 0.9);
     expect(sync.isDisposed).toBe(true);
   });
 
