@@ -9,8 +9,9 @@
  *  prepare() ─ createContext ─ set send callback + run cached prelude Script ─ bridge ref
  *      │          (off the critical path: done after the previous run, while idle)
  *  run() ─ bridge.configure(config) + cachedScript.run ─▶ frames via ignored callback ─▶ host
- *      │        host answers: bridge.resolve(results of one tick), `apply`/`applyIgnored` (never *Sync)
- *      ├─ done frame ─ abort pending calls ─ last task completes or probe answers (idle) ─ outcome
+ *      │        host answers: bridge.resolve(results of one tick), `applyIgnored` (never *Sync)
+ *      │        each start/delivery is followed by a heap read queued behind it (the tracker)
+ *      ├─ done frame ─ abort pending calls ─ last heap read completes (idle, heap measured) ─ outcome
  *      └─ watchdog (one for all runs, every WATCHDOG_INTERVAL_MS) ─ wall / CPU / OOM / stall ─ dispose ─ outcome
  * ```
  *
@@ -18,19 +19,21 @@
  * - No host call that can run script code is synchronous: `run`, `apply` and `applyIgnored` run
  *   on the isolate's own thread, so a script that loops forever (even after an `await`, or in a
  *   microtask storm) cannot stall the host's event loop; the watchdog, a host timer, disposes the
- *   isolate instead. The one synchronous call, the heap read at the end, runs only once the
- *   isolate is idle.
+ *   isolate instead. Nothing is called synchronously at all: a synchronous call would hand the
+ *   isolate's V8 lock to the host thread and back, tens of µs each way.
  * - Only strings and numbers cross: the prelude serialises arguments and the return value
  *   inside the isolate; results go in as JSON text. No host object or Reference is ever handed
  *   to the isolate, so script code cannot reach host prototypes (a Node `Buffer` in a result is
  *   just its JSON form; no pooled bytes beyond it can leak).
  * - `run` settles only when the isolate is idle or disposed; pending calls' signals have fired by
  *   then. For a short script idle is known without asking: the start and the first deliveries of
- *   results are tracked to their completion, which isolated-vm reports after the task's
- *   microtasks ran and after every frame the task sent (both travel the host's one task queue, in
- *   order), so once the done frame is in and no task is in flight nothing can run in the isolate:
- *   no extra round trip at the end. A script that keeps calling gets its later results
- *   fire-and-forget (`applyIgnored`), and one probe, queued behind whatever is left, at its end.
+ *   results are each followed by an asynchronous heap read queued right behind them; the
+ *   isolate's thread runs its tasks in order, and isolated-vm reports a completion after the
+ *   task's microtasks ran and after every frame it sent (both travel the host's one task queue,
+ *   in order), so once the done frame is in and no read is in flight nothing can run in the
+ *   isolate, and the last read is the heap the run left: no extra round trip at the end. A
+ *   script that keeps calling gets its later results untracked, and one more read, queued behind
+ *   whatever is left, at its end.
  * - After any limit hit, cancellation or fault the isolate is disposed and
  *   {@link IsolateRunner.isDisposed} is true; the owner must drop this runner.
  * - A never-resolving promise is detected early: when the last task completes with no call
@@ -45,7 +48,7 @@
  * Speed: the compiled script is cached per isolate (`Script.run` instead of compiling per run),
  * the run is configured and started in one pipelined step (two tasks queued back to back, no
  * wait between them), results that arrive in the same host tick enter the isolate in one task,
- * the end of a run needs no probe (see above), and timers and listeners take the run state as
+ * the end of a run needs no extra round trip (see above), and timers and listeners take the run state as
  * their argument instead of allocating closures. Each isolate task costs tens of µs of CPU on
  * the isolate's thread, so the count of tasks per run is what this design keeps low.
  * @module
@@ -248,6 +251,8 @@ class ActiveRun {
   #outIndexes: number[] = [];
   #outResults: string[] = [];
   #cpuNs = 0n;
+  /** Used heap at the last tracked read, bytes. */
+  #heapBytes: number;
   /** The listener on `request.signal`, while the run lasts. */
   #abortHook: AbortHook | undefined;
   /** Tasks queued on the isolate whose completion has not come back yet. */
@@ -269,6 +274,7 @@ class ActiveRun {
     this.#prepared = prepared;
     this.#request = request;
     this.#limits = request.limits;
+    this.#heapBytes = owner.lastHeapBytes;
     this.#cpuStart = owner.isolate.cpuTime;
     this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
     this.#hostOutputCap = request.limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
@@ -296,14 +302,8 @@ class ActiveRun {
     try {
       // Queued back to back: the isolate runs `configure`, then the script, with no wait between.
       prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, JSON.stringify(config)]);
-      this.#tasks++;
-      script.run(prepared.context).then(
-        () => this.#taskDone(),
-        (error: unknown) => {
-          this.#taskDone();
-          this.#onStartRejected(error);
-        },
-      );
+      script.run(prepared.context).catch((error: unknown) => this.#onStartRejected(error));
+      this.#track();
     } catch {
       this.#onIsolateGone();
     }
@@ -377,32 +377,49 @@ class ActiveRun {
       }
       return;
     }
-    let task: Promise<unknown>;
     try {
-      task = prepared.bridge.apply(undefined, args);
+      prepared.bridge.applyIgnored(undefined, args);
+    } catch {
+      this.#onIsolateGone();
+      return;
+    }
+    this.#track();
+  }
+
+  /**
+   * Queues a heap read right behind the tasks just queued. The isolate's thread runs its tasks
+   * in order and does not sleep between tasks queued back to back, so the read costs a few µs
+   * there; its completion says that those tasks (their microtasks and frames included) are done,
+   * and carries the heap as they left it. When the run has settled by then, that is the end of
+   * the run, measured without any synchronous call into the isolate (which would hand its V8
+   * lock to this thread and back: tens of µs each way).
+   */
+  #track(): void {
+    let read: Promise<ivm.HeapStatistics>;
+    try {
+      read = this.#owner.isolate.getHeapStatistics();
     } catch {
       this.#onIsolateGone();
       return;
     }
     this.#tasks++;
-    // A rejection with the isolate alive is an unhandled rejection the task's epilogue reports:
-    // the script's own business, and the task ran all the same.
-    task.then(
-      () => this.#taskDone(),
-      () => this.#taskDone(),
+    read.then(
+      (heap) => this.#taskDone(heap.used_heap_size),
+      () => this.#taskDone(undefined),
     );
   }
 
-  /** A task the host queued finished, its microtasks and frames included (see the module comment). */
-  #taskDone(): void {
+  /** Tracked tasks finished (see {@link #track}); `heapBytes` is undefined when the read failed. */
+  #taskDone(heapBytes: number | undefined): void {
     this.#tasks--;
+    if (heapBytes !== undefined) this.#heapBytes = heapBytes;
     if (this.#tasks > 0 || this.#closed) return;
     if (this.#owner.isolate.isDisposed) {
       this.#onIsolateGone();
       return;
     }
     if (this.#settled !== undefined) {
-      if (!this.#untracked) this.#quiesced();
+      if (!this.#untracked) this.#close(this.#heapBytes);
     } else if (!this.#untracked && !this.#awaitingHost()) {
       this.#checkStall();
     }
@@ -413,27 +430,12 @@ class ActiveRun {
     if (this.#settled !== undefined) return;
     this.#settled = outcome;
     this.#abortPending();
-    // A frame comes from inside a task, so its completion (which closes the run) is still to
-    // come. Without a task in flight (a stall found by the watchdog), a probe queued behind
-    // whatever is left tells when the isolate is idle; a rejection with the isolate alive is an
-    // unhandled rejection reported by that task's epilogue: the task ran, so it is just as idle.
+    // A frame comes from inside a task, so the tracked read queued behind it (see #track) is
+    // still to come, and closes the run. Once deliveries went untracked, or with nothing in
+    // flight (a stall found by the watchdog), one more read queued behind whatever is left does.
     if (this.#tasks > 0 && !this.#untracked) return;
-    this.#probe().then(
-      () => this.#quiesced(),
-      () => (this.#owner.isolate.isDisposed ? this.#onIsolateGone() : this.#quiesced()),
-    );
-  }
-
-  #quiesced(): void {
-    if (this.#closed) return;
-    let heapBytes = this.#owner.lastHeapBytes;
-    try {
-      heapBytes = this.#owner.isolate.getHeapStatisticsSync().used_heap_size;
-    } catch {
-      this.#onIsolateGone();
-      return;
-    }
-    this.#close(heapBytes);
+    this.#untracked = false;
+    this.#track();
   }
 
   #probe(): Promise<unknown> {

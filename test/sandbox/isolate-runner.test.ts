@@ -51,6 +51,18 @@ describe.each(runners)("%s", (_name, create) => {
     expect(JSON.parse(outcome.returnJson ?? "null")).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
   });
 
+  // The figure is read once the run has ended, with the context (and what the script keeps on
+  // it) still alive: after no call, after a tracked delivery, and after many (untracked) ones.
+  it.each([0, 1, 6])("reports the heap as the run left it (%i calls)", async (calls) => {
+    const body = `for (let i = 0; i < ${calls}; i++) await tools.echo({ i });
+globalThis.keep = new Array(1_000_000).fill(1.5);
+return keep.length;`;
+    const outcome = await runner.run(request(body));
+    expect(outcome.status).toBe("ok");
+    expect(outcome.returnJson).toBe("1000000");
+    expect(outcome.heapBytes).toBeGreaterThan(8_000_000);
+  });
+
   it("reuses the compiled script per source, and recompiles it under another file name", async () => {
     const body = "const x = null;\nx.boom();";
     const first = await runner.run(request(body));
