@@ -19,6 +19,16 @@ import type { ToolContext } from "../kernel/index.ts";
 /** Why a scope's signal fired. */
 export type AbortCause = "timeout" | "cancelled";
 
+/**
+ * A parent that makes its `AbortSignal` on first use (an invoker session: most chains never need
+ * its signal, and a signal that is made, aborted and dropped per chain is measurable work).
+ * `aborted` must be readable without making the signal.
+ */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly signal: AbortSignal;
+}
+
 function onScopeTimeout(scope: CallAbortScope): void {
   scope.timedOut = true;
   scope.arm().abort(new DOMException(`Timed out after ${scope.timeoutMs} ms.`, "TimeoutError"));
@@ -35,7 +45,7 @@ export class CallAbortScope implements ToolContext {
   /** True once the scope's own timer fired. */
   timedOut = false;
   readonly #createdAt = performance.now();
-  readonly #parentA: AbortSignal | undefined;
+  readonly #parentA: AbortSource | undefined;
   readonly #parentB: AbortSignal | undefined;
   #controller: AbortController | undefined;
   #aborted: Promise<AbortCause> | undefined;
@@ -46,10 +56,10 @@ export class CallAbortScope implements ToolContext {
 
   /**
    * @param timeoutMs - fire after this long; `0` or less: no timer.
-   * @param parentA - e.g. the session's signal.
+   * @param parentA - e.g. the session; its signal is made only when the scope is armed.
    * @param parentB - e.g. the caller's signal.
    */
-  constructor(chainId: string, callId: string, timeoutMs: number, parentA?: AbortSignal, parentB?: AbortSignal) {
+  constructor(chainId: string, callId: string, timeoutMs: number, parentA?: AbortSource, parentB?: AbortSignal) {
     this.chainId = chainId;
     this.callId = callId;
     this.timeoutMs = timeoutMs;
@@ -93,7 +103,7 @@ export class CallAbortScope implements ToolContext {
     this.#resolveAborted = resolve;
     controller.signal.addEventListener("abort", this, { once: true });
     if (this.#disposed) return controller;
-    if (this.#parentA) this.#link(this.#parentA);
+    if (this.#parentA) this.#link(this.#parentA.signal);
     if (this.#parentB && !controller.signal.aborted) this.#link(this.#parentB);
     if (this.timeoutMs > 0 && !controller.signal.aborted) {
       const left = this.timeoutMs - (performance.now() - this.#createdAt);
@@ -121,7 +131,7 @@ export class CallAbortScope implements ToolContext {
       this.#timer = undefined;
     }
     if (this.#controller === undefined) return;
-    this.#parentA?.removeEventListener("abort", this);
+    this.#parentA?.signal.removeEventListener("abort", this);
     this.#parentB?.removeEventListener("abort", this);
   }
 

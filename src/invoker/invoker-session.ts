@@ -44,7 +44,6 @@ export class SessionState {
   readonly blobStore: BlobStore | undefined;
   readonly maxTraceRecords: number;
   readonly slots: CallSlots;
-  readonly controller = new AbortController();
   readonly trace: ChainCallRecord[] = [];
   readonly pins: ArtifactRef[] = [];
   readonly #external: AbortSignal | undefined;
@@ -53,6 +52,11 @@ export class SessionState {
   callCount = 0;
   droppedRecords = 0;
   closed = false;
+  /** Made on first read of {@link signal}: most chains never need it. */
+  #controller: AbortController | undefined;
+  #aborted = false;
+  /** Why the session was aborted; `undefined` with {@link #aborted} set means "closed". */
+  #reason: unknown;
 
   constructor(init: InvokerSessionInit) {
     this.id = init.id;
@@ -68,14 +72,36 @@ export class SessionState {
     this.slots = new CallSlots(init.policy.maxConcurrentCalls);
     this.#external = init.signal;
     if (init.signal) {
-      if (init.signal.aborted) this.controller.abort(init.signal.reason);
+      if (init.signal.aborted) this.#abort(init.signal.reason);
       else init.signal.addEventListener("abort", this, { once: true });
     }
   }
 
+  /** True once the caller's signal fired or the session closed. */
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  /** Fires when the caller's signal fires or the session closes (already fired if it has). */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason ?? closedReason());
+    }
+    return this.#controller.signal;
+  }
+
   /** The caller's signal fired: cancel the session's calls. */
   handleEvent(): void {
-    if (!this.controller.signal.aborted) this.controller.abort(this.#external?.reason);
+    this.#abort(this.#external?.reason);
+  }
+
+  /** Aborts once; the signal fires now if it was made, else it is made aborted when first read. */
+  #abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    if (this.#controller !== undefined) this.#controller.abort(reason ?? closedReason());
   }
 
   /** Appends a record, or counts it when the trace is full. */
@@ -105,9 +131,7 @@ export class SessionState {
     if (this.closed) return;
     this.closed = true;
     this.#external?.removeEventListener("abort", this);
-    if (!this.controller.signal.aborted) {
-      this.controller.abort(closedReason());
-    }
+    this.#abort(undefined);
     const store = this.blobStore;
     const refs = this.pins.splice(0, this.pins.length);
     if (!store || refs.length === 0) return;
@@ -195,7 +219,7 @@ export class InvokerSession implements AsyncDisposable {
 
   /** Fires when the caller's signal fires or the session closes. */
   get signal(): AbortSignal {
-    return this.#state.controller.signal;
+    return this.#state.signal;
   }
 
   /** True after `close()`. */

@@ -308,8 +308,8 @@ export class ToolInvoker {
       args = resolved.args;
     }
     // 7 cancellation, then a concurrency slot (cancellable while queued)
-    if (state.controller.signal.aborted || signal?.aborted) return cancelledBeforeRun(call.tool);
-    if (!state.slots.tryAcquire() && !(await state.slots.acquire(state.controller.signal, signal))) {
+    if (state.aborted || signal?.aborted) return cancelledBeforeRun(call.tool);
+    if (!state.slots.tryAcquire() && !(await state.slots.acquire(state.signal, signal))) {
       return cancelledBeforeRun(call.tool);
     }
     let outcome: ExecuteOutcome;
@@ -324,7 +324,7 @@ export class ToolInvoker {
         chainId: state.id,
         callId: call.callId,
         timeoutMs: state.policy.callTimeoutMs,
-        sessionSignal: state.controller.signal,
+        session: state,
         signal,
       });
     } finally {

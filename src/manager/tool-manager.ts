@@ -288,7 +288,7 @@ export class ToolManager implements AsyncDisposable {
       chainId: state.id,
       callId: id,
       timeoutMs: state.policy.callTimeoutMs,
-      sessionSignal: state.controller.signal,
+      session: state,
       signal,
     });
     let result: InvocationResult;

@@ -29,7 +29,12 @@ import type { ContentBlock, ToolExecutionResult } from "../kernel/index.ts";
 
 /** The outcome of {@link normalizeToolResult}. */
 export type NormalizedToolResult =
-  | { readonly ok: true; readonly result: ToolExecutionResult }
+  | {
+      readonly ok: true;
+      readonly result: ToolExecutionResult;
+      /** The JSON text of `result.structuredContent`, when it was made here (it is then also the text block). */
+      readonly structuredJson?: string;
+    }
   | { readonly ok: false; readonly reason: string };
 
 const RESULT_KEYS = new Set(["content", "isError", "structuredContent", "_meta"]);
@@ -53,10 +58,10 @@ export function normalizeToolResult(value: unknown): NormalizedToolResult {
     }
     if (typeof value === "string") return { ok: true, result: { content: [{ type: "text", text: value }] } };
     if (isResultShape(value)) return { ok: true, result: checkResultShape(value) };
-    const json = toJson(value, "$", new Set());
+    const json = toJson(value, new JsonPath("$"), new Set());
     const text = JSON.stringify(json);
-    const structuredContent = isJsonObject(json) ? json : { value: json };
-    return { ok: true, result: { content: [{ type: "text", text }], structuredContent } };
+    if (isJsonObject(json)) return { ok: true, result: { content: [{ type: "text", text }], structuredContent: json }, structuredJson: text };
+    return { ok: true, result: { content: [{ type: "text", text }], structuredContent: { value: json } } };
   } catch (error) {
     if (error instanceof NotJson) return { ok: false, reason: error.reason };
     return { ok: false, reason: `the tool's result could not be read: ${error instanceof Error ? error.message : String(error)}` };
@@ -79,7 +84,7 @@ function checkResultShape(value: Record<string, unknown>): ToolExecutionResult {
   }
   let structuredContent: Record<string, unknown> | undefined;
   if (value.structuredContent !== undefined) {
-    const json = toJson(value.structuredContent, "$.structuredContent", new Set());
+    const json = toJson(value.structuredContent, new JsonPath("$.structuredContent"), new Set());
     if (!isJsonObject(json)) throw new NotJson("structuredContent must be a JSON object (not an array or primitive).");
     structuredContent = json;
   }
@@ -110,21 +115,47 @@ function checkBlock(block: unknown, path: string): ContentBlock {
   }
 }
 
-/** A plain-JSON copy of `value`, or a {@link NotJson} naming the first offending path. */
-function toJson(value: unknown, path: string, ancestors: Set<object>): unknown {
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
+/**
+ * Where the walk of {@link toJson} is: a root label and the keys and indexes below it. Kept as a
+ * stack and written out only for an error message, so a valid value costs no path strings.
+ */
+class JsonPath {
+  readonly #root: string;
+  readonly parts: (string | number)[] = [];
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  toString(): string {
+    let out = this.#root;
+    for (const part of this.parts) {
+      out += typeof part === "number" ? `[${part}]` : IDENTIFIER.test(part) ? `.${part}` : `[${JSON.stringify(part)}]`;
+    }
+    return out;
+  }
+}
+
+/**
+ * A plain-JSON copy of `value`, or a {@link NotJson} naming the first offending path. A throw
+ * ends the whole walk, so `path` is not unwound on the way out.
+ */
+function toJson(value: unknown, path: JsonPath, ancestors: Set<object>): unknown {
   switch (typeof value) {
     case "string":
     case "boolean":
       return value;
     case "number":
       if (Number.isFinite(value)) return value;
-      throw new NotJson(`${path} is ${String(value)}, which JSON cannot hold.`);
+      throw new NotJson(`${path.toString()} is ${String(value)}, which JSON cannot hold.`);
     case "bigint":
-      throw new NotJson(`${path} is a BigInt (${value.toString()}n); convert it to a number or string.`);
+      throw new NotJson(`${path.toString()} is a BigInt (${value.toString()}n); convert it to a number or string.`);
     case "function":
-      throw new NotJson(`${path} is a function; results must be JSON data.`);
+      throw new NotJson(`${path.toString()} is a function; results must be JSON data.`);
     case "symbol":
-      throw new NotJson(`${path} is a symbol; results must be JSON data.`);
+      throw new NotJson(`${path.toString()} is a symbol; results must be JSON data.`);
     case "undefined":
       return null; // only reached for array items: JSON writes them as null
     default:
@@ -132,25 +163,38 @@ function toJson(value: unknown, path: string, ancestors: Set<object>): unknown {
   }
   if (value === null) return null;
   const obj = value as object;
-  if (ancestors.has(obj)) throw new NotJson(`${path} refers back to one of its parents (a cycle); JSON cannot hold it.`);
+  if (ancestors.has(obj)) throw new NotJson(`${path.toString()} refers back to one of its parents (a cycle); JSON cannot hold it.`);
   const kind = nonJsonKind(obj);
-  if (kind !== undefined) throw new NotJson(`${path} is a ${kind}; ${kind === "Promise" ? "did the tool forget an await?" : "convert it to plain objects or arrays."}`);
+  if (kind !== undefined) {
+    throw new NotJson(`${path.toString()} is a ${kind}; ${kind === "Promise" ? "did the tool forget an await?" : "convert it to plain objects or arrays."}`);
+  }
   const toJSON = (obj as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") return toJson(toJSON.call(obj, ""), path, ancestors);
   ancestors.add(obj);
-  try {
-    if (Array.isArray(obj)) return obj.map((item, index) => toJson(item, `${path}[${index}]`, ancestors));
-    const out: Record<string, unknown> = {};
-    for (const [key, field] of Object.entries(obj)) {
-      if (field === undefined) continue;
-      const item = toJson(field, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, ancestors);
-      // defineProperty, so an own "__proto__" key stays data and never swaps the prototype
-      Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+  const parts = path.parts;
+  if (Array.isArray(obj)) {
+    const out: unknown[] = new Array<unknown>(obj.length);
+    for (let index = 0; index < obj.length; index++) {
+      parts.push(index);
+      out[index] = toJson(obj[index], path, ancestors);
+      parts.pop();
     }
-    return out;
-  } finally {
     ancestors.delete(obj);
+    return out;
   }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(obj)) {
+    const field = (obj as Record<string, unknown>)[key];
+    if (field === undefined) continue;
+    parts.push(key);
+    const item = toJson(field, path, ancestors);
+    parts.pop();
+    // An own "__proto__" key must stay data: assignment would swap the copy's prototype.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
+  }
+  ancestors.delete(obj);
+  return out;
 }
 
 function nonJsonKind(obj: object): string | undefined {

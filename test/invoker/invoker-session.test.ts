@@ -83,6 +83,23 @@ describe("InvokerSession", () => {
     expect(session.signal.aborted).toBe(true);
   });
 
+  // The signal is made on first read; read late, it must be in the state an eager one would be.
+  it("hands out a signal first read after close already aborted, with the close reason", async () => {
+    const session = makeInvoker([echoTool()]).openSession();
+    await session.close();
+    expect(session.signal.aborted).toBe(true);
+    expect(session.signal.reason).toMatchObject({ name: "AbortError", message: "The invoker session was closed." });
+  });
+
+  it("hands out a signal first read after the caller cancelled, with the caller's reason", () => {
+    const controller = new AbortController();
+    const session = makeInvoker([echoTool()]).openSession({ signal: controller.signal });
+    const reason = new Error("user pressed stop");
+    controller.abort(reason);
+    expect(session.signal.aborted).toBe(true);
+    expect(session.signal.reason).toBe(reason);
+  });
+
   it("exposes id, callCount and remaining", async () => {
     const invoker = makeInvoker([echoTool()], { policy: { maxToolCalls: 3 } });
     const named = invoker.openSession({ chainId: "abc" });

@@ -12,6 +12,16 @@ describe("canonicalJson", () => {
     expect(digestJson({})).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it("writes an object seen twice, but not inside itself, in full both times", () => {
+    const shared = { k: 1 };
+    expect(canonicalJson({ a: shared, b: [shared, shared] })).toBe('{"a":{"k":1},"b":[{"k":1},{"k":1}]}');
+  });
+
+  it("digests are sha256 hex of the canonical text (stable across versions: traces keep them)", () => {
+    expect(digestJson({})).toBe("44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+    expect(digestJson({ b: [1, "x"], a: null })).toBe(digestJson(JSON.parse('{"a":null,"b":[1,"x"]}')));
+  });
+
   it("never throws on cycles and non-JSON values", () => {
     const cyclic: Record<string, unknown> = { n: 1n, f: () => 1 };
     cyclic.self = cyclic;

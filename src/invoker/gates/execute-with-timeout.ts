@@ -1,5 +1,5 @@
 import type { Tool } from "../../kernel/index.ts";
-import { CallAbortScope } from "../call-abort-scope.ts";
+import { CallAbortScope, type AbortSource } from "../call-abort-scope.ts";
 
 /** How an execute ended. */
 export type ExecuteOutcome =
@@ -15,8 +15,8 @@ export interface ExecuteInput {
   readonly chainId: string;
   readonly callId: string;
   readonly timeoutMs: number;
-  /** The session's signal. */
-  readonly sessionSignal: AbortSignal;
+  /** The session (its signal is made only if a tool needs it). */
+  readonly session: AbortSource;
   /** The caller's signal, when given. */
   readonly signal: AbortSignal | undefined;
 }
@@ -33,8 +33,8 @@ export interface ExecuteInput {
  * listener or timer unless it read `ctx.signal`.
  */
 export async function executeWithTimeout(input: ExecuteInput): Promise<ExecuteOutcome> {
-  if (input.sessionSignal.aborted || input.signal?.aborted) return { kind: "cancelled" };
-  const scope = new CallAbortScope(input.chainId, input.callId, input.timeoutMs, input.sessionSignal, input.signal);
+  if (input.session.aborted || input.signal?.aborted) return { kind: "cancelled" };
+  const scope = new CallAbortScope(input.chainId, input.callId, input.timeoutMs, input.session, input.signal);
   try {
     let value: unknown;
     try {

@@ -64,7 +64,7 @@ export async function requestApproval(input: ApprovalGateInput): Promise<Invocat
     createdAt: Date.now(),
   });
   const timeoutMs = state.policy.approvalTimeoutMs;
-  const scope = new CallAbortScope(state.id, input.callId, timeoutMs, state.controller.signal, input.signal);
+  const scope = new CallAbortScope(state.id, input.callId, timeoutMs, state, input.signal);
   let winner: HandlerOutcome | "timeout" | "cancelled";
   try {
     winner = scope.signal.aborted ? "cancelled" : await Promise.race([askHandler(handler, request, scope.signal), scope.aborted]);

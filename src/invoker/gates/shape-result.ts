@@ -96,7 +96,7 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     }
   }
 
-  const structuredJson = structured ? safeJson(structured) : undefined;
+  const structuredJson = structured ? (normalized.structuredJson ?? safeJson(structured)) : undefined;
   let text = textParts.join("\n");
   const textIsStructured = text === "" && structuredJson !== undefined;
   if (textIsStructured) text = structuredJson;
