@@ -313,12 +313,13 @@ export class ToolInvoker {
       return cancelledBeforeRun(call.tool);
     }
     let outcome: ExecuteOutcome;
+    let running: ExecuteOutcome | Promise<ExecuteOutcome>;
     try {
       if (onProgress) {
         emitProgress(onProgress, { type: "tool_call", callId: call.callId, seq: call.seq, tool: call.tool, args: normalized.args });
       }
       // 8 execute
-      outcome = await executeWithTimeout({
+      running = executeWithTimeout({
         tool,
         args,
         chainId: state.id,
@@ -327,10 +328,23 @@ export class ToolInvoker {
         session: state,
         signal,
       });
-    } finally {
-      // Released on timeout too: the tool was told to stop, and a tool that ignores its signal
-      // must not hold a slot forever.
+    } catch (error) {
       state.slots.release();
+      throw error;
+    }
+    if (running instanceof Promise) {
+      try {
+        outcome = await running;
+      } finally {
+        // Released on timeout too: the tool was told to stop, and a tool that ignores its signal
+        // must not hold a slot forever.
+        state.slots.release();
+      }
+    } else {
+      // A tool that returned without a promise is done: its slot is free before any other call
+      // of this session resumes (parallel calls of sync tools never queue for a slot).
+      state.slots.release();
+      outcome = running;
     }
     if (onProgress) {
       emitProgress(onProgress, {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/kernel/index.ts";
+import { sessionStateOf } from "../../src/invoker/invoker-session.ts";
 import { deferred, localTool, makeInvoker } from "./invoker-fixtures.ts";
 
 const never = () => new Promise<never>(() => {});
@@ -128,6 +129,16 @@ describe("ToolInvoker execute gate", () => {
     const results = await Promise.all(pending);
     expect(results.every((r) => r.status === "ok")).toBe(true);
     expect(maxActive).toBe(2);
+  });
+
+  it("gives a sync tool's slot back as it returns: parallel calls of sync tools never queue", async () => {
+    const invoker = makeInvoker([localTool("quick", (args) => args.n)], { policy: { maxConcurrentCalls: 2 } });
+    const session = invoker.openSession();
+    const pending = Array.from({ length: 10 }, (_, n) => invoker.invoke({ name: "quick", arguments: { n } }, { session }));
+    const slots = sessionStateOf(session)?.slots;
+    expect(slots?.waiting).toBe(0);
+    expect(slots?.active).toBe(0);
+    expect((await Promise.all(pending)).map((r) => r.text)).toEqual(["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]);
   });
 
   it("lets a queued call be cancelled while it waits for a slot; it never executes", async () => {

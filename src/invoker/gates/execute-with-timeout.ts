@@ -29,22 +29,33 @@ export interface ExecuteInput {
  * value) is `threw`. A tool that throws after its signal fired counts as timed out or cancelled.
  *
  * A tool that returns without a promise is done before any timer or parent signal could fire,
- * so its outcome is taken as it is: no race, and (see {@link CallAbortScope}) no controller,
- * listener or timer unless it read `ctx.signal`.
+ * so its outcome is taken as it is and returned synchronously (not as a promise): no race, no
+ * microtask, and (see {@link CallAbortScope}) no controller, listener or timer unless it read
+ * `ctx.signal`. The caller can then give the call's concurrency slot back at once.
  */
-export async function executeWithTimeout(input: ExecuteInput): Promise<ExecuteOutcome> {
-  if (input.session.aborted || input.signal?.aborted) return { kind: "cancelled" };
+export function executeWithTimeout(input: ExecuteInput): ExecuteOutcome | Promise<ExecuteOutcome> {
+  if (input.session.aborted || input.signal?.aborted) return CANCELLED;
   const scope = new CallAbortScope(input.chainId, input.callId, input.timeoutMs, input.session, input.signal);
+  let value: unknown;
   try {
-    let value: unknown;
-    try {
-      value = input.tool.execute(input.args, scope);
-    } catch (error) {
-      return scope.isAborted ? abortedOutcome(scope) : { kind: "threw", error };
-    }
-    // A parent that fired during the synchronous run (only the tool itself could) cancels, as a
-    // race against the already-fired signal would have.
-    if (!isThenable(value)) return scope.isAborted ? abortedOutcome(scope) : { kind: "returned", value };
+    value = input.tool.execute(input.args, scope);
+  } catch (error) {
+    scope.dispose();
+    return scope.isAborted ? abortedOutcome(scope) : { kind: "threw", error };
+  }
+  // A parent that fired during the synchronous run (only the tool itself could) cancels, as a
+  // race against the already-fired signal would have.
+  if (!isThenable(value)) {
+    scope.dispose();
+    return scope.isAborted ? abortedOutcome(scope) : { kind: "returned", value };
+  }
+  return race(value, scope);
+}
+
+const CANCELLED: ExecuteOutcome = Object.freeze({ kind: "cancelled" });
+
+async function race(value: PromiseLike<unknown>, scope: CallAbortScope): Promise<ExecuteOutcome> {
+  try {
     scope.arm();
     const winner = await Promise.race([settle(value), scope.aborted]);
     if (typeof winner !== "string") {
