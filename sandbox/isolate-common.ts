@@ -39,6 +39,12 @@ export interface SerializedToolResult {
 /** What a runner's `run` takes: a {@link SandboxRunRequest} whose `onToolCall` may also resolve to JSON text. */
 export interface IsolateRunRequest extends Omit<SandboxRunRequest, "onToolCall"> {
   readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult | SerializedToolResult>;
+  /**
+   * Called by the synchronous runner once the frames of one entry into the isolate were handed
+   * to `onToolCall` / `onLog`: a batch boundary, where a transport writes what it queued instead
+   * of waiting for the end of the tick. Must not throw.
+   */
+  readonly onFramesHandled?: () => void;
 }
 
 /** Options of an isolate runner. */

@@ -8,7 +8,10 @@
  * `socket.write` from `process.nextTick`, so fifty parallel calls cost one write each way, not
  * fifty (measured: a 50-call `Promise.all` is one write of 50 calls from the child and one of
  * 50 results from the host). `nextTick` rather than `setImmediate`: the same coalescing here,
- * without waiting for the check phase. Reads go through a {@link FrameDecoder}
+ * without waiting for the check phase. Where a batch is known to be complete, the owner calls
+ * {@link ProcessChannel.flush} instead of waiting for the tick: the host after a run message,
+ * the child after the frames of each entry into the isolate (measured: ~10% off 50 sequential
+ * or parallel calls through the process driver). Reads go through a {@link FrameDecoder}
  * with the receiving side's guard; a malformed stream is fatal to the channel (it cannot be
  * resynchronised) and is reported through `onClose`.
  * @module

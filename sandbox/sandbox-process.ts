@@ -216,6 +216,9 @@ export class SandboxProcess {
       seed: request.seed,
       clockStart: request.clockStart,
     });
+    // Written now, not at the end of the tick: nothing else would join this write, and the
+    // chain's own promise work would otherwise delay the child's start.
+    this.#channel.flush();
     // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
     // that cannot report any more.
     run.timers.push(setTimeout(() => this.#kill(run, "timeout"), limits.totalTimeoutMs + this.#options.killGraceMs));

@@ -383,7 +383,9 @@ class SyncRun {
         this.#abortPending();
       }
     }
+    const handled = frames.length > 0;
     frames.length = 0;
+    if (handled) this.#request?.onFramesHandled?.();
   }
 
   #onCall(callIndex: FrameField, tool: FrameField, argsJson: FrameField, refusal: FrameField): void {

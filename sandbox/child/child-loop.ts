@@ -144,6 +144,8 @@ export class ChildLoop {
             });
           }),
         onLog: (level, text) => channel.send({ kind: FRAME_KIND.log, level, text }),
+        // One write per entry, as soon as its calls are queued (not at the end of the tick).
+        onFramesHandled: () => channel.flush(),
       });
     } finally {
       active.pending.clear();

@@ -52,6 +52,24 @@ function create(watch?: EntryWatch): SyncIsolateRunner {
 }
 
 describe("SyncIsolateRunner", () => {
+  it("reports a batch boundary after the frames of each entry were dispatched, outside the entry", async () => {
+    const watch = new RecordingWatch();
+    const events: string[] = [];
+    const outcome = await create(watch).run(
+      request("console.log('a'); await Promise.all([1, 2, 3].map((n) => tools.echo({ n }))); await tools.echo({ n: 4 }); return 5;", {
+        onToolCall: (call) => {
+          events.push(`call ${call.callIndex}`);
+          return Promise.resolve({ status: "ok", text: "" });
+        },
+        onLog: (_level, text) => events.push(`log ${text}`),
+        onFramesHandled: () => events.push(watch.inside ? "boundary INSIDE" : "boundary"),
+      }),
+    );
+    expect(outcome).toMatchObject({ status: "ok", returnJson: "5" });
+    // start: the log and three calls; the results entry: the fourth call; the last entry: only the done frame
+    expect(events).toEqual(["log a", "call 0", "call 1", "call 2", "boundary", "call 3", "boundary", "boundary"]);
+  });
+
   it("tells its watch of every entry, with a deadline within the CPU budget and the heap limit", async () => {
     const watch = new RecordingWatch();
     const outcome = await create(watch).run(request("await tools.echo({ n: 1 }); await tools.echo({ n: 2 }); return 3;"));
