@@ -66,7 +66,8 @@ export interface SandboxRunRequest {
   readonly signal?: AbortSignal;
   /**
    * Runs one call on the host. Must never reject; the driver delivers the result to the script.
-   * `signal` fires when the run ends before the call does.
+   * `signal` fires when the run ends before the call does. The calls of one run may share one
+   * signal, so a call that already finished can see it fire too.
    */
   readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult>;
   /** Receives console output as it is written (already bounded by `maxOutputBytes`). */

@@ -58,7 +58,10 @@ type KillReason = "timeout" | "cancelled" | "closed";
 interface ActiveRun {
   readonly request: SandboxRunRequest;
   readonly started: number;
-  readonly pending: Map<number, AbortController>;
+  /** Calls sent to the host's tools and not answered yet. */
+  readonly pending: Set<number>;
+  /** The signal of every call of this run (made with the first call), fired when the run ends. */
+  calls: AbortController | undefined;
   readonly resolve: (outcome: SandboxRunOutcome) => void;
   readonly outputCap: number;
   outputBytes: number;
@@ -190,7 +193,8 @@ export class SandboxProcess {
     const run: ActiveRun = {
       request,
       started: performance.now(),
-      pending: new Map(),
+      pending: new Set(),
+      calls: undefined,
       resolve,
       outputCap: limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8,
       outputBytes: 0,
@@ -311,8 +315,8 @@ export class SandboxProcess {
   #onCall(frame: CallFrame): void {
     const run = this.#active;
     if (run === undefined || run.killReason !== undefined || run.pending.has(frame.callIndex)) return;
-    const controller = new AbortController();
-    run.pending.set(frame.callIndex, controller);
+    run.pending.add(frame.callIndex);
+    run.calls ??= new AbortController();
     let answer: Promise<InvocationResult>;
     try {
       answer = run.request.onToolCall(
@@ -322,7 +326,7 @@ export class SandboxProcess {
           argsJson: frame.argsJson,
           ...(typeof frame.refusal === "string" ? { refusal: frame.refusal } : {}),
         },
-        controller.signal,
+        run.calls.signal,
       );
     } catch (error) {
       answer = Promise.reject(error as Error);
@@ -363,7 +367,7 @@ export class SandboxProcess {
     this.#active = undefined;
     for (const timer of run.timers) clearTimeout(timer);
     if (run.onAbort !== undefined) run.request.signal?.removeEventListener("abort", run.onAbort);
-    for (const controller of run.pending.values()) controller.abort(new Error("the chain ended before this call finished"));
+    if (run.pending.size > 0) run.calls?.abort(new Error("the chain ended before this call finished"));
     run.pending.clear();
     if (this.#state === "busy") {
       if (run.killReason === undefined) {

@@ -40,8 +40,7 @@ export class ChainRunContext {
   readonly chainId: string;
   readonly recorder: TraceRecorder | undefined;
   readonly plan: RunPlan | undefined;
-  /** Aborts the sandbox run: a suspension or a replay halt. */
-  readonly stop = new AbortController();
+  #stop: AbortController | undefined;
   /** Calls answered without the invoker, as call records (run seqs). */
   readonly answeredRecords: ChainCallRecord[] = [];
   /** The first approval that suspended the run. */
@@ -62,6 +61,16 @@ export class ChainRunContext {
     this.chainId = chainId;
     this.recorder = recorder;
     this.plan = plan;
+  }
+
+  /**
+   * Aborts the sandbox run: a suspension or a replay halt. Made on first use: a run that can
+   * be neither (no router, no suspend mode) never asks for it, and its sandbox gets no signal
+   * to listen to.
+   */
+  get stop(): AbortController {
+    this.#stop ??= new AbortController();
+    return this.#stop;
   }
 
   /** True once the run was suspended or halted: new calls are not sent anywhere. */

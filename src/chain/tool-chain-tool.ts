@@ -347,7 +347,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       output += `${text}\n`; // one console call = one line
       if (onProgress) safeProgress(onProgress, { type: "log", level, text });
     };
-    const signal = options.signal ? AbortSignal.any([options.signal, run.stop.signal]) : run.stop.signal;
+    // Only a replay (its router can halt) or the suspend mode can stop a run from inside.
+    const stop = router !== undefined || this.#approvalMode === "suspend" ? run.stop.signal : undefined;
+    const signal = options.signal && stop ? AbortSignal.any([options.signal, stop]) : (options.signal ?? stop);
 
     let outcome: SandboxRunOutcome;
     try {
@@ -366,7 +368,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         },
         seed,
         clockStart,
-        signal,
+        ...(signal === undefined ? {} : { signal }),
         onToolCall,
         onLog,
       });

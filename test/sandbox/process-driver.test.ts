@@ -131,7 +131,8 @@ describe("ProcessSandboxDriver", () => {
     expect(outcome.status).toBe("error");
     expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError", message: "the sandbox process died: signal SIGKILL" });
     expect(outcome.calls.map((call) => call.argsJson)).toEqual(['{"n":0}', '{"n":1}']);
-    expect(outcome.signals.map((signal) => signal.aborted)).toEqual([false, true]);
+    // The call cut off by the kill sees its signal fire (calls of one run may share it).
+    expect(outcome.signals[1]?.aborted).toBe(true);
     expect(outcome.logs).toEqual([{ level: "log", text: "before" }]);
     const next = await runOn(driver, "return (await tools.echo({ after: true })).status;");
     expect(next.returnJson).toBe('"ok"');
