@@ -9,9 +9,11 @@
  *   --soak             also run the soak probe (10 000 chains; 1 000 with --quick)
  *   --json <path>      where to write the results @defaultValue benchmarks/results/latest.json
  *   --list             list scenarios and probes, run nothing
+ *   --fail-on-error    exit 1 when a scenario or probe was skipped or failed (CI's smoke run:
+ *                      a broken path must not pass as "no figure")
  *
- * Exits 0 whatever the figures (no timing assertions); 1 for bad options or a filter that
- * matches nothing.
+ * Exits 0 whatever the figures (no timing assertions); 1 for bad options, a filter that
+ * matches nothing, or (with --fail-on-error) a scenario or probe that did not run.
  * @module
  */
 import { execFileSync } from "node:child_process";
@@ -43,6 +45,7 @@ import {
   type Scenario,
 } from "./harness.ts";
 import invokerOverhead from "./invoker-overhead.bench.ts";
+import idlePenalty from "./idle-penalty.bench.ts";
 import largeResult from "./large-result.bench.ts";
 import memory from "./memory.bench.ts";
 import sandboxAcquire from "./sandbox-acquire.bench.ts";
@@ -50,6 +53,7 @@ import throughput from "./throughput.bench.ts";
 
 /** Every bench file, in the order groups are run and printed. */
 const FILES: readonly BenchFile[] = [
+  idlePenalty,
   sandboxAcquire,
   compile,
   chainOneCall,
@@ -64,22 +68,30 @@ const FILES: readonly BenchFile[] = [
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-function parseOptions(): { quick: boolean; soak: boolean; list: boolean; filters: string[]; json: string } {
+function parseOptions(): { quick: boolean; soak: boolean; list: boolean; failOnError: boolean; filters: string[]; json: string } {
   try {
     const { values } = parseArgs({
       options: {
         quick: { type: "boolean", default: false },
         soak: { type: "boolean", default: false },
         list: { type: "boolean", default: false },
+        "fail-on-error": { type: "boolean", default: false },
         filter: { type: "string", multiple: true, default: [] },
         json: { type: "string", default: resolve(ROOT, "benchmarks/results/latest.json") },
       },
       strict: true,
       allowPositionals: false,
     });
-    return { quick: values.quick, soak: values.soak, list: values.list, filters: values.filter, json: resolve(values.json) };
+    return {
+      quick: values.quick,
+      soak: values.soak,
+      list: values.list,
+      failOnError: values["fail-on-error"],
+      filters: values.filter,
+      json: resolve(values.json),
+    };
   } catch (error) {
-    process.stderr.write(`bench: ${describe(error)}\nusage: npm run bench -- [--quick] [--soak] [--filter <text>]... [--json <path>] [--list]\n`);
+    process.stderr.write(`bench: ${describe(error)}\nusage: npm run bench -- [--quick] [--soak] [--filter <text>]... [--json <path>] [--list] [--fail-on-error]\n`);
     process.exit(1);
   }
 }
@@ -168,7 +180,7 @@ function printProbe(result: ProbeResult): void {
   }
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const options = parseOptions();
   const settings = options.quick ? QUICK_SETTINGS : FULL_SETTINGS;
   const allScenarios = FILES.flatMap((f) => f.scenarios ?? []);
@@ -179,7 +191,7 @@ async function main(): Promise<void> {
     for (const s of allScenarios) process.stdout.write(`${pad(s.group, 14)}${pad(s.name, 36)}${s.description ?? ""}\n`);
     for (const d of allDerived) process.stdout.write(`${pad(d.group, 14)}${pad(d.name, 36)}${d.description ?? ""} (derived)\n`);
     for (const p of allProbes) process.stdout.write(`${pad("probe", 14)}${pad(p.name, 36)}${p.description ?? ""}${p.soak ? " (--soak)" : ""}\n`);
-    return;
+    return 0;
   }
 
   const scenarios = selectScenarios(allScenarios, options.filters);
@@ -259,8 +271,14 @@ async function main(): Promise<void> {
       2,
     )}\n`,
   );
+  const broken = [...results, ...probeResults].filter((r) => r.status !== "ok");
+  if (options.failOnError && broken.length > 0) {
+    process.stderr.write(`bench: ${broken.length} did not run: ${broken.map((r) => `${r.name} (${r.status}: ${r.reason ?? "no reason"})`).join("; ")}\n`);
+    return 1;
+  }
+  return 0;
 }
 
-await main();
+const exitCode = await main();
 // Everything was closed in teardown; exit anyway so a stray handle in the runtime cannot hang CI.
-process.exit(0);
+process.exit(exitCode);

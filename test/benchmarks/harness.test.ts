@@ -1,0 +1,91 @@
+/**
+ * The benchmark harness itself: figures are computed from real samples, a broken scenario is
+ * reported (never timed, never silently dropped), and the CLI's --fail-on-error turns a
+ * scenario that did not run into a non-zero exit for CI's smoke run.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { computeDerived, computeStats, meetsTarget, runGroup, type SamplerSettings, type Scenario } from "../../benchmarks/harness.ts";
+
+const FAST: SamplerSettings = { warmupRounds: 1, rounds: 2, batchMs: 5, maxBatchIterations: 200, setupTimeoutMs: 1_000, iterationTimeoutMs: 500 };
+const quiet = (): void => undefined;
+const spin = (us: number): void => {
+  const end = process.hrtime.bigint() + BigInt(us * 1000);
+  while (process.hrtime.bigint() < end) {
+    // busy: a known cost per iteration
+  }
+};
+
+describe("benchmark harness", () => {
+  it("times every scenario of a group, interleaved, and gives a ratio to the baseline", async () => {
+    const scenarios: Scenario[] = [
+      { name: "base/spin", group: "g", run: () => spin(20) },
+      { name: "subject/spin", group: "g", baseline: "base/spin", run: () => spin(80), target: { label: "<= 1 ms", maxNs: 1e6 } },
+    ];
+    const [base, subject] = await runGroup(scenarios, { settings: FAST, log: quiet });
+    expect(base?.status).toBe("ok");
+    expect(subject?.status).toBe("ok");
+    expect(base?.stats?.medianNs).toBeGreaterThanOrEqual(20_000);
+    expect(subject?.stats?.medianNs).toBeGreaterThanOrEqual(80_000);
+    expect(subject?.ratio).toBeGreaterThan(1.5);
+    expect(subject?.met).toBe(true);
+  });
+
+  it("reports a setup that throws as skipped and a run that throws as failed, with the reason", async () => {
+    let runsOfSkipped = 0;
+    const scenarios: Scenario[] = [
+      {
+        name: "x/no-setup",
+        group: "g",
+        setup: () => {
+          throw new Error("module missing");
+        },
+        run: () => runsOfSkipped++,
+      },
+      {
+        name: "x/broken",
+        group: "g",
+        run: () => {
+          throw new Error("boom");
+        },
+      },
+      { name: "x/fine", group: "g", run: () => 1 },
+    ];
+    const results = await runGroup(scenarios, { settings: FAST, log: quiet });
+    expect(results.map((r) => [r.name, r.status])).toEqual([
+      ["x/no-setup", "skipped"],
+      ["x/broken", "failed"],
+      ["x/fine", "ok"],
+    ]);
+    expect(results[0]?.reason).toContain("module missing");
+    expect(results[1]?.reason).toContain("boom");
+    expect(runsOfSkipped).toBe(0);
+  });
+
+  it("derives figures from medians and skips one whose input is missing", () => {
+    const stats = computeStats([300, 100, 200]);
+    expect(stats?.medianNs).toBe(200);
+    const derived = computeDerived(
+      [
+        { name: "d/per-call", group: "g", compute: (median) => ((median("a") ?? Number.NaN) - (median("b") ?? Number.NaN)) / 2 },
+        { name: "d/missing", group: "g", compute: (median) => median("nope") },
+      ],
+      [
+        { name: "a", group: "g", kind: "scenario", status: "ok", report: "time", stats: { samples: 1, medianNs: 500, p99Ns: 500, meanNs: 500, minNs: 500 } },
+        { name: "b", group: "g", kind: "scenario", status: "ok", report: "time", stats: { samples: 1, medianNs: 100, p99Ns: 100, meanNs: 100, minNs: 100 } },
+      ],
+    );
+    expect(derived[0]?.stats?.medianNs).toBe(200);
+    expect(derived[1]?.status).toBe("skipped");
+    expect(meetsTarget({ label: "<= 1 µs", maxNs: 1000 }, { ns: 999 })).toBe(true);
+    expect(meetsTarget({ label: "<= 1 µs", maxNs: 1000 }, { ns: 1001 })).toBe(false);
+  });
+
+  it("exits 1 for options it does not know, naming --fail-on-error in its usage", async () => {
+    const run = promisify(execFile);
+    const failure = await run(process.execPath, ["--no-node-snapshot", "benchmarks/run.ts", "--bogus"]).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: 1 });
+    expect((failure as { stderr: string }).stderr).toContain("--fail-on-error");
+  });
+});
