@@ -26,7 +26,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
 
   /** Creates the driver; isolates are made on first use or by {@link warm}. */
   constructor(options: InProcessSandboxDriverOptions = {}) {
-    const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource } = options;
+    const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource, idleTrimMs } = options;
     this.#pool = new IsolatePool({
       drive: "async",
       ...(poolSize === undefined ? {} : { poolSize }),
@@ -34,6 +34,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
       ...(memoryLimitMb === undefined ? {} : { memoryLimitMb }),
       ...(recycleHeapRatio === undefined ? {} : { recycleHeapRatio }),
       ...(preludeSource === undefined ? {} : { preludeSource }),
+      ...(idleTrimMs === undefined ? {} : { idleTrimMs }),
     });
   }
 

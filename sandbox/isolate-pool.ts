@@ -11,7 +11,10 @@
  *   also recycled after `maxRunsPerIsolate` runs or once its heap passes
  *   `recycleHeapRatio × memoryLimitMb`. The warm size of the default limit is restored in the
  *   background.
- * - Idle runners beyond `poolSize` per heap limit are disposed on release.
+ * - Idle runners beyond `poolSize` per heap limit (made for concurrent runs) are kept for
+ *   `idleTrimMs` after their last run, then disposed: under sustained concurrency they stay in
+ *   rotation instead of being created and disposed per run (an isolate plus its prelude costs
+ *   milliseconds of host CPU, more than the run).
  * @module
  */
 import { ChainRuntimeError } from "../src/kernel/index.ts";
@@ -43,11 +46,15 @@ export interface IsolatePoolOptions {
   readonly drive?: IsolateDrive;
   /** With `drive: "sync"`: the watch over every entry (see {@link EntryWatch}). */
   readonly watch?: EntryWatch;
+  /** How long idle runners beyond `poolSize` are kept after their last run, ms; 0 disposes them on release. @defaultValue 5000 */
+  readonly idleTrimMs?: number;
 }
 
 interface Idle {
   readonly runner: PooledRunner;
   ready: boolean;
+  /** `performance.now()` when the runner came back. */
+  readonly since: number;
 }
 
 /** Lends warm isolate runners; see the module comment. */
@@ -62,6 +69,9 @@ export class IsolatePool {
   readonly recycleHeapRatio: number;
   /** How the isolates are driven. */
   readonly drive: IsolateDrive;
+  /** How long idle runners beyond {@link poolSize} are kept, ms. */
+  readonly idleTrimMs: number;
+  #trimTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #preludeSource: string | undefined;
   readonly #watch: EntryWatch | undefined;
   readonly #idle = new Map<number, Idle[]>();
@@ -75,6 +85,7 @@ export class IsolatePool {
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
     this.recycleHeapRatio = options.recycleHeapRatio ?? 0.5;
     this.drive = options.drive ?? "async";
+    this.idleTrimMs = options.idleTrimMs ?? 5_000;
     this.#watch = options.watch;
     this.#preludeSource = options.preludeSource;
   }
@@ -136,13 +147,18 @@ export class IsolatePool {
       runner.runs >= this.maxRunsPerIsolate ||
       runner.heapBytes > this.recycleHeapRatio * limit * 1024 * 1024;
     const idle = this.#idleList(limit);
-    if (this.#closed || worn || idle.length >= this.poolSize) {
+    if (this.#closed || worn) {
       this.#drop(runner);
       if (!this.#closed && limit === this.memoryLimitMb) this.#refillSoon();
       return;
     }
-    const entry: Idle = { runner, ready: false };
+    if (idle.length >= this.poolSize && this.idleTrimMs <= 0) {
+      this.#drop(runner);
+      return;
+    }
+    const entry: Idle = { runner, ready: false, since: performance.now() };
     idle.push(entry);
+    if (idle.length > this.poolSize) this.#scheduleTrim(this.idleTrimMs);
     // After the current tick: the run's owner gets its outcome first, and the next context is
     // made while the caller works on it (creating one takes ~1 ms of CPU on the isolate's thread,
     // which on a small machine competes with the host thread).
@@ -163,9 +179,40 @@ export class IsolatePool {
   /** Disposes every isolate, lent ones included (their runs end as crashes). Idempotent. */
   close(): void {
     this.#closed = true;
+    if (this.#trimTimer !== undefined) clearTimeout(this.#trimTimer);
+    this.#trimTimer = undefined;
     for (const runner of this.#all) runner.dispose();
     this.#all.clear();
     this.#idle.clear();
+  }
+
+  #scheduleTrim(delayMs: number): void {
+    if (this.#trimTimer !== undefined || this.#closed) return;
+    this.#trimTimer = setTimeout(() => this.#trim(), Math.max(1, delayMs));
+    // Trimming is housekeeping: it must not keep the process alive.
+    this.#trimTimer.unref();
+  }
+
+  /** Disposes idle runners beyond `poolSize` that have been idle for `idleTrimMs`, oldest first. */
+  #trim(): void {
+    this.#trimTimer = undefined;
+    if (this.#closed) return;
+    const now = performance.now();
+    let nextDue = Number.POSITIVE_INFINITY;
+    for (const list of this.#idle.values()) {
+      list.sort((a, b) => a.since - b.since);
+      while (list.length > this.poolSize) {
+        const oldest = list[0] as Idle;
+        const due = oldest.since + this.idleTrimMs;
+        if (due > now) {
+          nextDue = Math.min(nextDue, due);
+          break;
+        }
+        list.shift();
+        this.#drop(oldest.runner);
+      }
+    }
+    if (nextDue !== Number.POSITIVE_INFINITY) this.#scheduleTrim(nextDue - now);
   }
 
   #countOf(limit: number): number {
@@ -193,7 +240,7 @@ export class IsolatePool {
 
   #addIdle(limit: number): Promise<void> {
     const runner = this.#create(limit);
-    const entry: Idle = { runner, ready: false };
+    const entry: Idle = { runner, ready: false, since: performance.now() };
     this.#idleList(limit).push(entry);
     return runner.prepare().then(
       () => {

@@ -13,7 +13,7 @@ import { NodeVmRunner } from "../baselines/node-vm-runner.ts";
 import { RawIsolatedVmRunner } from "../baselines/raw-isolated-vm-runner.ts";
 import type { Scenario, Target } from "../harness.ts";
 import { BASELINE_TOOLS } from "./fixtures.ts";
-import { type ChainLike, checkRun, createChain } from "./isochain.ts";
+import { type ChainLike, checkRun, createChain, type CreateChainOptions } from "./isochain.ts";
 
 /** What a script scenario states. */
 export interface ScriptScenarioOptions {
@@ -144,9 +144,13 @@ export function concurrentScenario(options: ConcurrentOptions): Scenario {
   };
 }
 
-/** Opens a warmed isochain chain whose `runOne` runs `script` and throws unless it ends `ok`. */
-export async function openIsochain(script: string, expected: unknown): Promise<{ runOne: () => Promise<unknown>; close: () => Promise<void> }> {
-  const chain = await createChain();
+/** Opens a warmed isochain chain (in-process unless `options.driver` says otherwise) whose `runOne` runs `script` and throws unless it ends `ok`. */
+export async function openIsochain(
+  script: string,
+  expected: unknown,
+  options: CreateChainOptions = {},
+): Promise<{ runOne: () => Promise<unknown>; close: () => Promise<void> }> {
+  const chain = await createChain(options);
   await checkRun(chain, script, expected);
   return {
     runOne: async () => {

@@ -58,8 +58,8 @@ describe("IsolatePool", () => {
     await waitFor(() => pool?.idleCount() === 1);
   });
 
-  it("creates extra isolates for concurrent runs and trims idle ones past poolSize", async () => {
-    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32 });
+  it("with idleTrimMs 0, disposes idle isolates past poolSize as they come back", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, idleTrimMs: 0 });
     const a = pool.acquire();
     const b = pool.acquire();
     expect(a).not.toBe(b);
@@ -68,6 +68,23 @@ describe("IsolatePool", () => {
     pool.release(b);
     expect(pool.idleCount()).toBe(1);
     expect(b.isDisposed).toBe(true);
+  });
+
+  it("keeps isolates made for concurrent runs in rotation, then trims them past poolSize after idleTrimMs", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, idleTrimMs: 150 });
+    const first = [pool.acquire(), pool.acquire(), pool.acquire()];
+    await Promise.all(first.map((runner, n) => runner.run(request(`return ${n};`))));
+    for (const runner of first) pool.release(runner);
+    expect(pool.idleCount()).toBe(3);
+    // The next burst reuses all three: no isolate is made or disposed.
+    const second = [pool.acquire(), pool.acquire(), pool.acquire()];
+    expect(new Set(second)).toEqual(new Set(first));
+    await Promise.all(second.map((runner) => runner.run(request("return 1;"))));
+    for (const runner of second) pool.release(runner);
+    expect(pool.size).toBe(3);
+    await waitFor(() => pool?.idleCount() === 1);
+    expect(pool.size).toBe(1);
+    expect(first.filter((runner) => runner.isDisposed)).toHaveLength(2);
   });
 
   it("recycles a runner whose heap passed recycleHeapRatio", async () => {
