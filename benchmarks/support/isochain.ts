@@ -114,6 +114,8 @@ export interface CreateChainOptions {
   readonly poolSize?: number;
   /** The sandbox driver. @defaultValue `"in-process"` */
   readonly driver?: "in-process" | "process";
+  /** The policy's `maxInlineResultBytes`. @defaultValue the runtime's default */
+  readonly maxInlineResultBytes?: number;
 }
 
 /**
@@ -124,7 +126,7 @@ export async function createChain(options: CreateChainOptions = {}): Promise<Cha
   const ToolChainTool = await importClass<ChainLike>("src/chain/tool-chain-tool.ts", "ToolChainTool");
   const chain = new (ToolChainTool as unknown as new (options: unknown) => ChainLike)({
     toolbox: await createToolbox(),
-    policy: { maxToolCalls: 100 },
+    policy: { maxToolCalls: 100, ...(options.maxInlineResultBytes === undefined ? {} : { maxInlineResultBytes: options.maxInlineResultBytes }) },
     blobStore: await createBlobStore(),
     driver: options.driver ?? "in-process",
     ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),

@@ -29,6 +29,8 @@ export interface ScriptScenarioOptions {
   readonly warm?: boolean;
   /** The isochain sandbox driver ({@link isochainScenario} only). @defaultValue `"in-process"` */
   readonly driver?: "in-process" | "process";
+  /** Keep results up to 2 MiB inline instead of offloading them ({@link isochainScenario} only). @defaultValue false */
+  readonly inlineResults?: boolean;
 }
 
 function common(options: ScriptScenarioOptions): Pick<Scenario, "name" | "group" | "baseline" | "target" | "description"> {
@@ -82,7 +84,10 @@ export function isochainScenario(options: ScriptScenarioOptions): Scenario {
   return {
     ...common(options),
     async setup() {
-      chain = await createChain(options.driver === undefined ? {} : { driver: options.driver });
+      chain = await createChain({
+        ...(options.driver === undefined ? {} : { driver: options.driver }),
+        ...(options.inlineResults === true ? { maxInlineResultBytes: 2 * 1024 * 1024 } : {}),
+      });
       await checkRun(chain, options.script, options.expected);
     },
     run: async () => {
