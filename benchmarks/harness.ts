@@ -31,6 +31,8 @@ export interface Target {
   readonly minPerSecond?: number;
   /** Met when the measured size is at most this, bytes (probes). */
   readonly maxBytes?: number;
+  /** Met when the median is at most this multiple of the baseline's median, measured in the same run. */
+  readonly maxRatio?: number;
 }
 
 /** One timed hot path. */
@@ -178,7 +180,8 @@ export function computeStats(samplesNs: readonly number[], opsPerRun = 1): Stats
 }
 
 /** Whether `value` (ns per op, or bytes for probes) meets `target`. */
-export function meetsTarget(target: Target, figure: { readonly ns?: number; readonly bytes?: number }): boolean | undefined {
+export function meetsTarget(target: Target, figure: { readonly ns?: number; readonly bytes?: number; readonly ratio?: number }): boolean | undefined {
+  if (target.maxRatio !== undefined) return figure.ratio === undefined ? undefined : figure.ratio <= target.maxRatio;
   if (target.maxNs !== undefined && figure.ns !== undefined) return figure.ns <= target.maxNs;
   if (target.minPerSecond !== undefined && figure.ns !== undefined) return 1e9 / figure.ns >= target.minPerSecond;
   if (target.maxBytes !== undefined && figure.bytes !== undefined) return figure.bytes <= target.maxBytes;
@@ -286,7 +289,7 @@ function withRatioAndTarget(result: FigureResult, medians: ReadonlyMap<string, n
   if (result.stats === undefined) return result;
   const baseMedian = result.baseline === undefined ? undefined : medians.get(result.baseline);
   const ratio = baseMedian === undefined || baseMedian <= 0 ? undefined : result.stats.medianNs / baseMedian;
-  const met = result.target === undefined ? undefined : meetsTarget(result.target, { ns: result.stats.medianNs });
+  const met = result.target === undefined ? undefined : meetsTarget(result.target, { ns: result.stats.medianNs, ...(ratio === undefined ? {} : { ratio }) });
   return { ...result, ...(ratio === undefined ? {} : { ratio }), ...(met === undefined ? {} : { met }) };
 }
 

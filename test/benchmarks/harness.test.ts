@@ -78,6 +78,9 @@ describe("benchmark harness", () => {
     );
     expect(derived[0]?.stats?.medianNs).toBe(200);
     expect(derived[1]?.status).toBe("skipped");
+    expect(meetsTarget({ label: "<= 1.5x", maxRatio: 1.5 }, { ns: 1, ratio: 1.4 })).toBe(true);
+    expect(meetsTarget({ label: "<= 1.5x", maxRatio: 1.5 }, { ns: 1, ratio: 1.6 })).toBe(false);
+    expect(meetsTarget({ label: "<= 1.5x", maxRatio: 1.5 }, { ns: 1 })).toBeUndefined();
     expect(meetsTarget({ label: "<= 1 µs", maxNs: 1000 }, { ns: 999 })).toBe(true);
     expect(meetsTarget({ label: "<= 1 µs", maxNs: 1000 }, { ns: 1001 })).toBe(false);
   });
