@@ -48,9 +48,9 @@
  * Speed: the compiled script is cached per isolate (`Script.run` instead of compiling per run),
  * the run is configured and started in one pipelined step (two tasks queued back to back, no
  * wait between them), results that arrive in the same host tick enter the isolate in one task,
- * the end of a run needs no extra round trip (see above), and timers and listeners take the run state as
- * their argument instead of allocating closures. Each isolate task costs tens of µs of CPU on
- * the isolate's thread, so the count of tasks per run is what this design keeps low.
+ * the end of a run needs no extra round trip (see above), and timers and listeners take the run
+ * state as their argument instead of allocating closures. Each isolate task costs tens of µs of
+ * CPU on the isolate's thread, so the count of tasks per run is what this design keeps low.
  * @module
  */
 import ivm from "isolated-vm";
