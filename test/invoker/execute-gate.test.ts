@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import type { ToolContext } from "../../src/kernel/index.ts";
 import { sessionStateOf } from "../../src/invoker/invoker-session.ts";
@@ -139,6 +140,25 @@ describe("ToolInvoker execute gate", () => {
     expect(slots?.waiting).toBe(0);
     expect(slots?.active).toBe(0);
     expect((await Promise.all(pending)).map((r) => r.text)).toEqual(["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]);
+  });
+
+  it("turns a returned value whose `then` getter throws into TOOL_ERROR, and frees the slot", async () => {
+    const hostile = localTool("hostile", (_args, ctx) => {
+      void ctx.signal; // links the call's scope to the session: it must be undone
+      return Object.defineProperty({}, "then", {
+        get() {
+          throw new Error("no then for you");
+        },
+      });
+    });
+    const invoker = makeInvoker([hostile, localTool("ok", () => "fine")], { policy: { maxConcurrentCalls: 1 } });
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "hostile", arguments: {} }, { session });
+    expect(result).toMatchObject({ status: "error", code: "TOOL_ERROR" });
+    expect(result.text).toContain("no then for you");
+    expect(sessionStateOf(session)?.slots.active).toBe(0);
+    expect(getEventListeners(session.signal, "abort")).toHaveLength(0);
+    expect((await invoker.invoke({ name: "ok", arguments: {} }, { session })).status).toBe("ok");
   });
 
   it("lets a queued call be cancelled while it waits for a slot; it never executes", async () => {

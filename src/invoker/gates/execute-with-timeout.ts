@@ -43,13 +43,21 @@ export function executeWithTimeout(input: ExecuteInput): ExecuteOutcome | Promis
     scope.dispose();
     return scope.isAborted ? abortedOutcome(scope) : { kind: "threw", error };
   }
+  let thenable: boolean;
+  try {
+    thenable = isThenable(value);
+  } catch (error) {
+    // A `then` getter that throws: the tool handed back something that cannot be read.
+    scope.dispose();
+    return { kind: "threw", error };
+  }
   // A parent that fired during the synchronous run (only the tool itself could) cancels, as a
   // race against the already-fired signal would have.
-  if (!isThenable(value)) {
+  if (!thenable) {
     scope.dispose();
     return scope.isAborted ? abortedOutcome(scope) : { kind: "returned", value };
   }
-  return race(value, scope);
+  return race(value as PromiseLike<unknown>, scope);
 }
 
 const CANCELLED: ExecuteOutcome = Object.freeze({ kind: "cancelled" });
