@@ -46,7 +46,7 @@ export interface IsolatePoolOptions {
   readonly drive?: IsolateDrive;
   /** With `drive: "sync"`: the watch over every entry (see {@link EntryWatch}). */
   readonly watch?: EntryWatch;
-  /** How long idle runners beyond `poolSize` are kept after their last run, ms; 0 disposes them on release. @defaultValue 5000 */
+  /** How long idle runners beyond `poolSize` are kept after their last run, ms; 0 disposes them on release, Infinity never. @defaultValue 5000 */
   readonly idleTrimMs?: number;
 }
 
@@ -85,7 +85,11 @@ export class IsolatePool {
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
     this.recycleHeapRatio = options.recycleHeapRatio ?? 0.5;
     this.drive = options.drive ?? "async";
-    this.idleTrimMs = options.idleTrimMs ?? 5_000;
+    const idleTrimMs = options.idleTrimMs ?? 5_000;
+    if (typeof idleTrimMs !== "number" || Number.isNaN(idleTrimMs) || idleTrimMs < 0) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `idleTrimMs must be a number of ms >= 0 (Infinity: never trim); got ${String(idleTrimMs)}.`);
+    }
+    this.idleTrimMs = idleTrimMs;
     this.#watch = options.watch;
     this.#preludeSource = options.preludeSource;
   }
@@ -127,7 +131,10 @@ export class IsolatePool {
     if (this.#closed) throw new ChainRuntimeError("SANDBOX_FAILED", "The isolate pool is closed.");
     const idle = this.#idle.get(memoryLimitMb);
     if (idle !== undefined) {
-      let index = idle.findIndex((entry) => entry.ready && !entry.runner.isDisposed);
+      // The most recently returned ready runner first: under light load the same few stay in
+      // use and the surplus ages out (see idleTrimMs) instead of every runner's idle clock
+      // being reset in turn.
+      let index = idle.findLastIndex((entry) => entry.ready && !entry.runner.isDisposed);
       if (index < 0) index = idle.findIndex((entry) => !entry.runner.isDisposed);
       if (index >= 0) {
         const [entry] = idle.splice(index, 1);
@@ -187,7 +194,7 @@ export class IsolatePool {
   }
 
   #scheduleTrim(delayMs: number): void {
-    if (this.#trimTimer !== undefined || this.#closed) return;
+    if (this.#trimTimer !== undefined || this.#closed || !Number.isFinite(delayMs)) return;
     this.#trimTimer = setTimeout(() => this.#trim(), Math.max(1, delayMs));
     // Trimming is housekeeping: it must not keep the process alive.
     this.#trimTimer.unref();

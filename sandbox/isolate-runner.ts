@@ -19,8 +19,8 @@
  * - No host call that can run script code is synchronous: `run`, `apply` and `applyIgnored` run
  *   on the isolate's own thread, so a script that loops forever (even after an `await`, or in a
  *   microtask storm) cannot stall the host's event loop; the watchdog, a host timer, disposes the
- *   isolate instead. Nothing is called synchronously at all: a synchronous call would hand the
- *   isolate's V8 lock to the host thread and back, tens of µs each way.
+ *   isolate instead. Nothing is called synchronously during a run: a synchronous call would hand
+ *   the isolate's V8 lock to the host thread and back, tens of µs each way.
  * - Only strings and numbers cross: the prelude serialises arguments and the return value
  *   inside the isolate; results go in as JSON text. No host object or Reference is ever handed
  *   to the isolate, so script code cannot reach host prototypes (a Node `Buffer` in a result is
@@ -259,7 +259,7 @@ class ActiveRun {
   #tasks = 0;
   /** Deliveries sent so far; past {@link TRACKED_DELIVERIES} they go untracked. */
   #deliveries = 0;
-  /** True once a delivery went untracked: only a probe then tells that the isolate is idle. */
+  /** True once a delivery went untracked: only a read queued at the end then tells that the isolate is idle. */
   #untracked = false;
   #framesReceived = 0;
   #resultsSent = 0;
@@ -367,7 +367,7 @@ class ActiveRun {
         : [BRIDGE_OP.resolve, indexes.join(","), `[${results.join(",")}]`];
     // The first deliveries are tracked to their completion, so a short script (the common case:
     // a few calls) ends without a probe. A script that keeps calling gets the rest fire-and-forget
-    // (a tracked task costs the host a completion each), and one probe at its end.
+    // (a tracked task costs the host a completion each), and one heap read at its end.
     if (this.#deliveries++ >= TRACKED_DELIVERIES) {
       this.#untracked = true;
       try {

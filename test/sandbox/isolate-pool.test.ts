@@ -87,6 +87,30 @@ describe("IsolatePool", () => {
     expect(first.filter((runner) => runner.isDisposed)).toHaveLength(2);
   });
 
+  it("trims the surplus under light steady load: the most recently returned runner is reused", async () => {
+    pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, idleTrimMs: 150 });
+    const burst = [pool.acquire(), pool.acquire(), pool.acquire()];
+    await Promise.all(burst.map((runner) => runner.run(request("return 1;"))));
+    for (const runner of burst) pool.release(runner);
+    // One run every ~40 ms (each of the three would be reused within idleTrimMs if they took
+    // turns), for well past idleTrimMs: the surplus must age out while the load goes on.
+    for (let i = 0; i < 15 && pool.size > 1; i++) {
+      await waitFor(() => pool?.idleCount() === pool?.size);
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      const runner = pool.acquire();
+      await runner.run(request("return 1;"));
+      pool.release(runner);
+    }
+    expect(pool.size).toBe(1);
+  });
+
+  it("refuses an idleTrimMs that is not a number of ms >= 0", () => {
+    for (const idleTrimMs of [-1, Number.NaN]) {
+      expect(() => new IsolatePool({ idleTrimMs })).toThrow(/idleTrimMs/);
+    }
+    expect(new IsolatePool({ idleTrimMs: Number.POSITIVE_INFINITY }).idleTrimMs).toBe(Number.POSITIVE_INFINITY);
+  });
+
   it("recycles a runner whose heap passed recycleHeapRatio", async () => {
     pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, recycleHeapRatio: 0.0001 });
     const runner = pool.acquire();

@@ -131,8 +131,9 @@ describe("ProcessSandboxDriver", () => {
     expect(outcome.status).toBe("error");
     expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError", message: "the sandbox process died: signal SIGKILL" });
     expect(outcome.calls.map((call) => call.argsJson)).toEqual(['{"n":0}', '{"n":1}']);
-    // The call cut off by the kill sees its signal fire (calls of one run may share it).
+    // The call cut off by the kill sees its signal fire; the calls of one run share it.
     expect(outcome.signals[1]?.aborted).toBe(true);
+    expect(outcome.signals[0]).toBe(outcome.signals[1]);
     expect(outcome.logs).toEqual([{ level: "log", text: "before" }]);
     const next = await runOn(driver, "return (await tools.echo({ after: true })).status;");
     expect(next.returnJson).toBe('"ok"');
