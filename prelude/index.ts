@@ -50,6 +50,11 @@ const freeze = Object.freeze;
 const PromiseIntrinsic = Promise;
 const StringIntrinsic = String;
 const reflectApply = Reflect.apply;
+const stringSplit = StringIntrinsic.prototype.split;
+const stringSlice = StringIntrinsic.prototype.slice;
+const stringIndexOf = StringIntrinsic.prototype.indexOf;
+const NumberIntrinsic = Number;
+const isArray = Array.isArray;
 const promiseThen = PromiseIntrinsic.prototype.then;
 const settledPromise = PromiseIntrinsic.resolve();
 
@@ -162,28 +167,54 @@ function resolveCall(callIndex: number, result: unknown): void {
   resolve(result);
 }
 
-/** `resolve` of the bridge: one result (`a` a number) or a batch (`a` "i,j,k", `b` a JSON array). */
-function resolveResults(a: unknown, b: unknown): void {
+/**
+ * `resolve` of the bridge: one result (`a` a number, `b` its JSON, `c` its text when sent apart)
+ * or a batch (`a` "i,j:len,k", `b` a JSON array, `c` the texts sent apart, concatenated; see
+ * `BRIDGE_OP`). The string methods used are the ones captured at load: a script that patches
+ * `String.prototype` cannot break its own results.
+ */
+function resolveResults(a: unknown, b: unknown, c: unknown): void {
+  const texts = typeof c === "string" ? c : undefined;
   if (typeof a === "number") {
-    let result: unknown;
-    try {
-      result = jsonParse(b as string);
-    } catch {
-      result = MALFORMED_RESULT;
-    }
-    resolveCall(a, result);
+    resolveCall(a, withText(parseResult(b), texts));
     return;
   }
-  const indexes = StringIntrinsic(a).split(",");
+  const entries = reflectApply(stringSplit, StringIntrinsic(a), [","]) as string[];
   let results: unknown;
   try {
     results = jsonParse(b as string);
   } catch {
     results = undefined;
   }
-  for (let i = 0; i < indexes.length; i++) {
-    resolveCall(Number(indexes[i]), Array.isArray(results) ? results[i] : MALFORMED_RESULT);
+  let offset = 0;
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as string;
+    const result = isArray(results) ? results[i] : MALFORMED_RESULT;
+    const colon = texts === undefined ? -1 : (reflectApply(stringIndexOf, entry, [":"]) as number);
+    if (colon < 0) {
+      resolveCall(NumberIntrinsic(entry), result);
+      continue;
+    }
+    const end = offset + NumberIntrinsic(reflectApply(stringSlice, entry, [colon + 1]));
+    const text = reflectApply(stringSlice, texts, [offset, end]) as string;
+    offset = end;
+    resolveCall(NumberIntrinsic(reflectApply(stringSlice, entry, [0, colon])), withText(result, text));
   }
+}
+
+function parseResult(json: unknown): unknown {
+  try {
+    return jsonParse(json as string);
+  } catch {
+    return MALFORMED_RESULT;
+  }
+}
+
+/** Puts a `text` sent apart back into its result (whose JSON held `"text":""`, so the key keeps its place). */
+function withText(result: unknown, text: string | undefined): unknown {
+  if (text === undefined || typeof result !== "object" || result === null || result === MALFORMED_RESULT) return result;
+  defineProperty(result, "text", { value: text, writable: true, enumerable: true, configurable: true });
+  return result;
 }
 
 function writeLog(level: LogLevel, args: unknown[]): void {
@@ -305,13 +336,13 @@ function probe(): string {
 }
 
 /** The host's only way in; see `BRIDGE_OP` in the protocol. */
-function bridge(op: unknown, a?: unknown, b?: unknown): unknown {
+function bridge(op: unknown, a?: unknown, b?: unknown, c?: unknown): unknown {
   switch (op) {
     case BRIDGE_OP.configure:
       configure(a);
       return undefined;
     case BRIDGE_OP.resolve:
-      resolveResults(a, b);
+      resolveResults(a, b, c);
       return undefined;
     case BRIDGE_OP.probe:
       return probe();

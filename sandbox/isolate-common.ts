@@ -9,12 +9,13 @@
  */
 import type ivm from "isolated-vm";
 import { BRIDGE_GLOBALS } from "../src/bridge/protocol.ts";
-import type { LogLevel } from "../src/bridge/protocol.ts";
+import { BRIDGE_OP, type LogLevel } from "../src/bridge/protocol.ts";
+import { toWireResult, type WireResult } from "../src/bridge/wire-result.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import type { SandboxError, SandboxLimits, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
 
-/** The prelude's bridge function: `(op, a?, b?)`, see `BRIDGE_OP`. */
-export type Bridge = (op: number, a?: string | number, b?: string) => unknown;
+/** The prelude's bridge function: `(op, a?, b?, c?)`, see `BRIDGE_OP`. */
+export type Bridge = (op: number, a?: string | number, b?: string, c?: string) => unknown;
 
 /** One field of a frame as it arrives from the prelude's `send`. */
 export type FrameField = string | number | undefined | FrameField[];
@@ -26,13 +27,14 @@ export interface PreparedContext {
 }
 
 /**
- * A call's result as the JSON text of an `InvocationResult`, which an {@link IsolateRunRequest}'s
- * `onToolCall` may resolve to when it already holds that text (a sandbox child gets it over the
- * wire): it goes into the isolate as it is, with no parse and re-stringify. The text must be
- * that JSON; the script sees a `BRIDGE_ERROR` result when it is not (and so does every result
- * that entered the isolate in the same batch).
+ * A call's result already serialised for the bridge (a {@link WireResult}: the JSON text of an
+ * `InvocationResult`, and its large `text` apart), which an {@link IsolateRunRequest}'s
+ * `onToolCall` may resolve to when it already holds it (a sandbox child gets it over the wire):
+ * it goes into the isolate as it is, with no parse and re-stringify. `resultJson` must be that
+ * JSON; the script sees a `BRIDGE_ERROR` result when it is not (and so does every result that
+ * entered the isolate in the same batch).
  */
-export interface SerializedToolResult {
+export interface SerializedToolResult extends WireResult {
   readonly resultJson: string;
 }
 
@@ -218,13 +220,71 @@ export function forwardLog(request: IsolateRunRequest | undefined, level: FrameF
   return counted + text.length;
 }
 
-/** The JSON text a result enters the isolate as. */
-export function resultJsonOf(result: InvocationResult | SerializedToolResult): string {
-  if (isSerialized(result)) return result.resultJson;
-  try {
-    return JSON.stringify(result);
-  } catch (error) {
-    return JSON.stringify({ status: "error", code: "RESULT_INVALID", text: `the result could not be serialised: ${describeThrown(error)}` });
+/** Arguments of one `resolve` of the bridge (see `BRIDGE_OP`). */
+export type ResolveArgs = [op: number, indexes: number | string, resultsJson: string, texts?: string];
+
+/**
+ * Results waiting to enter the isolate together, in the order they settled, and the bridge
+ * arguments that carry them in one `resolve`: a large `text` goes apart from the JSON (see
+ * `src/bridge/wire-result.ts`), also inside a batch.
+ */
+export class ResultQueue {
+  #indexes: number[] = [];
+  #jsons: string[] = [];
+  /** The texts sent apart, by position; undefined until one is. */
+  #texts: (string | undefined)[] | undefined;
+
+  /** Results queued. */
+  get length(): number {
+    return this.#indexes.length;
+  }
+
+  /** Queues the result of call `callIndex`. */
+  push(callIndex: number, result: InvocationResult | SerializedToolResult): void {
+    const wire = isSerialized(result) ? result : toWireResult(result);
+    if (wire.text !== undefined) {
+      this.#texts ??= [];
+      this.#texts[this.#indexes.length] = wire.text;
+    }
+    this.#indexes.push(callIndex);
+    this.#jsons.push(wire.resultJson);
+  }
+
+  /** Drops everything queued. */
+  clear(): void {
+    this.#indexes = [];
+    this.#jsons = [];
+    this.#texts = undefined;
+  }
+
+  /** The `resolve` arguments for everything queued, which is dropped; `undefined` when empty. */
+  take(): ResolveArgs | undefined {
+    const indexes = this.#indexes;
+    const jsons = this.#jsons;
+    const texts = this.#texts;
+    if (indexes.length === 0) return undefined;
+    this.clear();
+    if (indexes.length === 1) {
+      const text = texts?.[0];
+      const index = indexes[0] as number;
+      const json = jsons[0] as string;
+      return text === undefined ? [BRIDGE_OP.resolve, index, json] : [BRIDGE_OP.resolve, index, json, text];
+    }
+    const results = `[${jsons.join(",")}]`;
+    if (texts === undefined) return [BRIDGE_OP.resolve, indexes.join(","), results];
+    let entries = "";
+    let joined = "";
+    for (let i = 0; i < indexes.length; i++) {
+      const text = texts[i];
+      if (i > 0) entries += ",";
+      if (text === undefined) {
+        entries += String(indexes[i]);
+      } else {
+        entries += `${String(indexes[i])}:${String(text.length)}`;
+        joined += text;
+      }
+    }
+    return [BRIDGE_OP.resolve, entries, results, joined];
   }
 }
 

@@ -64,7 +64,7 @@ import {
   forwardLog,
   killOutcome,
   releaseContext,
-  resultJsonOf,
+  ResultQueue,
   sandboxFailure,
   ScriptCache,
   settledFromDone,
@@ -248,8 +248,7 @@ class ActiveRun {
   /** Fires when the run ends; every call's `signal`. */
   #calls: AbortController | undefined;
   /** Results waiting for the end of this host tick, to enter the isolate together. */
-  #outIndexes: number[] = [];
-  #outResults: string[] = [];
+  readonly #out = new ResultQueue();
   #cpuNs = 0n;
   /** Used heap at the last tracked read, bytes. */
   #heapBytes: number;
@@ -337,11 +336,9 @@ class ActiveRun {
 
   readonly #deliver = (callIndex: number, result: InvocationResult | SerializedToolResult): void => {
     if (this.#settled !== undefined || !this.#pending.delete(callIndex)) return;
-    const resultJson = resultJsonOf(result);
     // Counted when queued, so a stall probe answered before the flush cannot match (see #checkStall).
     this.#resultsSent++;
-    this.#outIndexes.push(callIndex);
-    this.#outResults.push(resultJson);
+    this.#out.push(callIndex, result);
     // The last outstanding answer goes in at once (a sequential script waits for nothing else).
     // While other calls are still out, results wait for the end of this host tick: all that
     // settle in the same tick (a `Promise.all`, also in waves of maxConcurrentCalls) go in as one
@@ -349,22 +346,14 @@ class ActiveRun {
     // callback with a V8 microtask checkpoint but no Node callback scope, so a tick queued from
     // there would wait for an unrelated event.
     if (this.#pending.size === 0) this.flushResults();
-    else if (this.#outIndexes.length === 1) setImmediate(flushResults, this);
+    else if (this.#out.length === 1) setImmediate(flushResults, this);
   };
 
   /** Sends the results of this tick into the isolate: one call for all of them. */
   flushResults(): void {
-    const indexes = this.#outIndexes;
-    const results = this.#outResults;
-    if (indexes.length === 0) return;
-    this.#outIndexes = [];
-    this.#outResults = [];
+    const args = this.#out.take();
     const prepared = this.#prepared;
-    if (this.#settled !== undefined || prepared === undefined) return;
-    const args: [number, string | number, string] =
-      indexes.length === 1
-        ? [BRIDGE_OP.resolve, indexes[0] as number, results[0] as string]
-        : [BRIDGE_OP.resolve, indexes.join(","), `[${results.join(",")}]`];
+    if (args === undefined || this.#settled !== undefined || prepared === undefined) return;
     // The first deliveries are tracked to their completion, so a short script (the common case:
     // a few calls) ends without a probe. A script that keeps calling gets the rest fire-and-forget
     // (a tracked task costs the host a completion each), and one heap read at its end.
@@ -449,8 +438,7 @@ class ActiveRun {
   }
 
   #abortPending(): void {
-    this.#outIndexes = [];
-    this.#outResults = [];
+    this.#out.clear();
     if (this.#pending.size > 0) this.#calls?.abort(new Error("the chain ended before this call finished"));
     this.#pending.clear();
   }
@@ -495,7 +483,7 @@ class ActiveRun {
 
   /** True while a call is out on the host or its result has not entered the isolate yet. */
   #awaitingHost(): boolean {
-    return this.#pending.size > 0 || this.#outIndexes.length > 0;
+    return this.#pending.size > 0 || this.#out.length > 0;
   }
 
   #checkStall(): void {

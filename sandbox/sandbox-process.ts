@@ -26,6 +26,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER, type CallFrame } from "../src/bridge/protocol.ts";
+import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
 import { killOutcome } from "./isolate-common.ts";
@@ -339,17 +340,21 @@ export class SandboxProcess {
 
   #deliver(run: ActiveRun, callIndex: number, result: InvocationResult): void {
     if (this.#active !== run || run.killReason !== undefined || !run.pending.delete(callIndex)) return;
-    let resultJson: string | undefined;
+    // A large text crosses as itself, not escaped inside the JSON (see wire-result.ts); the pipe
+    // is UTF-8, so a text with lone surrogates stays in the JSON, which escapes them.
+    const wire = toWireResult(result, { utf8: true });
     try {
-      resultJson = JSON.stringify(result);
+      this.#channel.send(
+        wire.text === undefined
+          ? { kind: FRAME_KIND.result, callIndex, resultJson: wire.resultJson }
+          : { kind: FRAME_KIND.result, callIndex, resultJson: wire.resultJson, textUtf8: Buffer.from(wire.text, "utf8") },
+      );
     } catch (error) {
-      resultJson = errorJson("RESULT_INVALID", `the result could not be serialised: ${describeThrown(error)}`);
-    }
-    if (typeof resultJson !== "string") resultJson = errorJson("RESULT_INVALID", "the result is not a value");
-    try {
-      this.#channel.send({ kind: FRAME_KIND.result, callIndex, resultJson });
-    } catch (error) {
-      this.#channel.send({ kind: FRAME_KIND.result, callIndex, resultJson: errorJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${describeThrown(error)}`) });
+      this.#channel.send({
+        kind: FRAME_KIND.result,
+        callIndex,
+        resultJson: errorResultJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${describeThrown(error)}`),
+      });
     }
   }
 
@@ -445,8 +450,4 @@ export class SandboxProcess {
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   if (signal !== null) return `signal ${signal}`;
   return code === null ? "no exit status" : `exit code ${code}`;
-}
-
-function errorJson(code: "RESULT_INVALID" | "BRIDGE_ERROR", text: string): string {
-  return JSON.stringify({ status: "error", code, text });
 }

@@ -49,7 +49,8 @@ import {
   forwardLog,
   killOutcome,
   releaseContext,
-  resultJsonOf,
+  ResultQueue,
+  type ResolveArgs,
   sandboxFailure,
   ScriptCache,
   settledFromDone,
@@ -221,8 +222,7 @@ class SyncRun {
   readonly #hostOutputCap: number;
   readonly #pending = new Set<number>();
   #calls: AbortController | undefined;
-  #outIndexes: number[] = [];
-  #outResults: string[] = [];
+  readonly #out = new ResultQueue();
   #flushQueued = false;
   #cpuNs = 0n;
   #hostOutputBytes = 0;
@@ -321,7 +321,7 @@ class SyncRun {
       this.#quiesced();
       return;
     }
-    if (this.#outIndexes.length > 0) {
+    if (this.#out.length > 0) {
       // Results that settled while the entry ran (host microtasks can run in a callback).
       this.#scheduleFlush();
       this.#armWallTimer();
@@ -399,8 +399,7 @@ class SyncRun {
 
   readonly #deliver = (callIndex: number, result: InvocationResult | SerializedToolResult): void => {
     if (this.#settled !== undefined || this.#closed || !this.#pending.delete(callIndex)) return;
-    this.#outIndexes.push(callIndex);
-    this.#outResults.push(resultJsonOf(result));
+    this.#out.push(callIndex, result);
     // The last outstanding answer goes in at once; while others are out, every result that
     // settles in this turn of the event loop enters in one entry.
     if (this.#inside) return; // flushed when the entry returns
@@ -421,17 +420,10 @@ class SyncRun {
   }
 
   #flushNow(): void {
-    const indexes = this.#outIndexes;
-    const results = this.#outResults;
-    if (indexes.length === 0 || this.#settled !== undefined || this.#closed || this.#inside) return;
+    if (this.#out.length === 0 || this.#settled !== undefined || this.#closed || this.#inside) return;
     const prepared = this.#prepared as PreparedContext;
-    this.#outIndexes = [];
-    this.#outResults = [];
+    const args = this.#out.take() as ResolveArgs;
     this.#clearWallTimer();
-    const args: [number, string | number, string] =
-      indexes.length === 1
-        ? [BRIDGE_OP.resolve, indexes[0] as number, results[0] as string]
-        : [BRIDGE_OP.resolve, indexes.join(","), `[${results.join(",")}]`];
     this.#enter((timeout) => {
       prepared.bridge.applySync(undefined, args, { timeout });
     });
@@ -450,8 +442,7 @@ class SyncRun {
   }
 
   #abortPending(): void {
-    this.#outIndexes = [];
-    this.#outResults = [];
+    this.#out.clear();
     if (this.#pending.size > 0) this.#calls?.abort(new Error("the chain ended before this call finished"));
     this.#pending.clear();
   }

@@ -63,7 +63,8 @@ export class ChildLoop {
         const resolve = this.#active?.pending.get(message.callIndex);
         if (resolve === undefined) return; // a result sent before the host read the outcome
         this.#active?.pending.delete(message.callIndex);
-        resolve({ resultJson: message.resultJson });
+        const bytes = message.textUtf8;
+        resolve(bytes === undefined ? message : { resultJson: message.resultJson, text: utf8Text(bytes) });
         return;
       }
       case PROCESS_MESSAGE_KIND.run:
@@ -152,6 +153,11 @@ export class ChildLoop {
       pool.release(runner);
     }
   }
+}
+
+/** A result's text sent apart as UTF-8 bytes (see `ResultMessage`), as a string. */
+function utf8Text(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 }
 
 function sandboxFailure(message: string): SandboxRunOutcome {

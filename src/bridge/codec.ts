@@ -11,8 +11,8 @@
  * msgpackr runs with `useRecords: false` and `structuredClone: false`, so every frame is plain,
  * self-describing msgpack any decoder can read, with no shared record state between frames.
  * {@link FrameDecoder} reassembles frames from a byte stream whose chunks split or coalesce
- * frames arbitrarily; it keeps the chunks of an incomplete frame in a list and joins them once,
- * so a large frame arriving in many chunks is copied once, not once per chunk.
+ * frames arbitrarily; once a frame's length prefix is in, it copies the frame's chunks straight
+ * into one buffer of that size, so a large frame arriving in many chunks is copied once.
  *
  * The same envelope carries the process driver's control messages ({@link encodeMessage}, and a
  * {@link FrameDecoder} built with that protocol's guard): one wire format, one version tag.
@@ -20,7 +20,7 @@
  * {@link isNativeCodec}.
  * @module
  */
-import { isNativeAccelerationEnabled, Packr } from "msgpackr";
+import { isNativeAccelerationEnabled, Packr, RESERVE_START_SPACE } from "msgpackr";
 import { ChainRuntimeError } from "../kernel/index.ts";
 import { FRAME_KIND, PROTOCOL_VERSION, type Frame, type LogLevel } from "./protocol.ts";
 
@@ -45,14 +45,16 @@ export function encodeFrame(frame: Frame): Uint8Array {
  * `ChainRuntimeError` `BRIDGE_FRAME_INVALID` when the body would exceed {@link MAX_FRAME_BYTES}.
  */
 export function encodeMessage(message: unknown): Uint8Array {
-  const body = packr.pack({ v: PROTOCOL_VERSION, frame: message });
-  if (body.length > MAX_FRAME_BYTES) {
-    throw new ChainRuntimeError("BRIDGE_FRAME_INVALID", `A bridge frame of ${body.length} bytes exceeds ${MAX_FRAME_BYTES}.`);
+  // msgpackr leaves room for the length prefix in front of the body, so the frame is never
+  // copied (1 MiB: ~0.3 ms here). The result is a view on msgpackr's output buffer, which it
+  // never writes over: later messages go after it or into a new buffer.
+  const frame = packr.pack({ v: PROTOCOL_VERSION, frame: message }, RESERVE_START_SPACE | HEADER_BYTES);
+  const bodyLength = frame.length - HEADER_BYTES;
+  if (bodyLength > MAX_FRAME_BYTES) {
+    throw new ChainRuntimeError("BRIDGE_FRAME_INVALID", `A bridge frame of ${bodyLength} bytes exceeds ${MAX_FRAME_BYTES}.`);
   }
-  const out = new Uint8Array(HEADER_BYTES + body.length);
-  new DataView(out.buffer).setUint32(0, body.length, false);
-  out.set(body, HEADER_BYTES);
-  return out;
+  new DataView(frame.buffer, frame.byteOffset, HEADER_BYTES).setUint32(0, bodyLength, false);
+  return frame;
 }
 
 /**
@@ -83,11 +85,13 @@ export type MessageGuard<T> = (value: unknown) => value is T;
  */
 export class FrameDecoder<T = Frame> {
   readonly #accept: MessageGuard<T>;
-  /** Copies of the chunks of the incomplete frame at the head of the stream. */
-  #chunks: Uint8Array[] = [];
-  #held = 0;
-  /** Bytes needed before the head frame can be decoded (4 while its length is unknown). */
-  #needed = HEADER_BYTES;
+  /**
+   * The incomplete frame at the head of the stream: a buffer of the frame's full size once its
+   * length prefix is in (chunks are copied straight into it, once), a prefix-sized one before.
+   */
+  #head: Uint8Array | undefined;
+  /** Bytes of {@link #head} filled so far. */
+  #filled = 0;
 
   /** @param accept - the message guard. @defaultValue {@link isFrame} */
   constructor(accept?: MessageGuard<T>) {
@@ -96,7 +100,7 @@ export class FrameDecoder<T = Frame> {
 
   /** Bytes held waiting for the rest of a frame. */
   get pendingBytes(): number {
-    return this.#held;
+    return this.#filled;
   }
 
   /**
@@ -105,49 +109,52 @@ export class FrameDecoder<T = Frame> {
    * stream cannot be resynchronised after that.
    */
   push(chunk: Uint8Array): T[] {
-    let buffer: Uint8Array;
-    if (this.#held === 0) {
-      buffer = chunk;
-    } else {
-      // Keep a private copy: the caller may reuse its chunk buffer.
-      this.#chunks.push(new Uint8Array(chunk));
-      this.#held += chunk.length;
-      if (this.#held < this.#needed) return [];
-      buffer = this.#chunks.length === 1 ? (this.#chunks[0] as Uint8Array) : concatAll(this.#chunks, this.#held);
-      this.#chunks = [];
-      this.#held = 0;
-    }
     const frames: T[] = [];
-    for (;;) {
-      if (buffer.length < HEADER_BYTES) {
-        this.#needed = HEADER_BYTES;
-        break;
+    let rest = chunk;
+    if (this.#head !== undefined) {
+      rest = this.#fill(rest);
+      if (this.#filled === HEADER_BYTES && this.#head.length === HEADER_BYTES) {
+        const whole = new Uint8Array(HEADER_BYTES + frameLength(this.#head));
+        whole.set(this.#head);
+        this.#head = whole;
+        rest = this.#fill(rest);
       }
-      const length = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength).getUint32(0, false);
-      if (length > MAX_FRAME_BYTES) throw invalid(`a frame of ${length} bytes exceeds ${MAX_FRAME_BYTES}`);
-      if (buffer.length < HEADER_BYTES + length) {
-        this.#needed = HEADER_BYTES + length;
-        break;
-      }
-      frames.push(decodeBody(buffer.subarray(HEADER_BYTES, HEADER_BYTES + length), this.#accept));
-      buffer = buffer.subarray(HEADER_BYTES + length);
+      if (this.#filled < this.#head.length) return frames;
+      const head = this.#head;
+      this.#head = undefined;
+      this.#filled = 0;
+      frames.push(decodeBody(head.subarray(HEADER_BYTES), this.#accept));
     }
-    if (buffer.length > 0) {
-      this.#chunks.push(new Uint8Array(buffer)); // a copy, even of a Buffer
-      this.#held = buffer.length;
+    while (rest.length >= HEADER_BYTES) {
+      const end = HEADER_BYTES + frameLength(rest);
+      if (rest.length < end) break;
+      frames.push(decodeBody(rest.subarray(HEADER_BYTES, end), this.#accept));
+      rest = rest.subarray(end);
+    }
+    if (rest.length > 0) {
+      // A copy, even of a Buffer: the caller may reuse its chunk buffer.
+      this.#head = new Uint8Array(rest.length >= HEADER_BYTES ? HEADER_BYTES + frameLength(rest) : HEADER_BYTES);
+      this.#head.set(rest);
+      this.#filled = rest.length;
     }
     return frames;
   }
+
+  /** Copies what fits of `bytes` into the head frame; returns the rest. */
+  #fill(bytes: Uint8Array): Uint8Array {
+    const head = this.#head as Uint8Array;
+    const take = Math.min(head.length - this.#filled, bytes.length);
+    head.set(take === bytes.length ? bytes : bytes.subarray(0, take), this.#filled);
+    this.#filled += take;
+    return bytes.subarray(take);
+  }
 }
 
-function concatAll(chunks: readonly Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
+/** The body length in a frame's prefix; throws past {@link MAX_FRAME_BYTES}. */
+function frameLength(bytes: Uint8Array): number {
+  const length = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES).getUint32(0, false);
+  if (length > MAX_FRAME_BYTES) throw invalid(`a frame of ${length} bytes exceeds ${MAX_FRAME_BYTES}`);
+  return length;
 }
 
 function decodeBody<T = Frame>(body: Uint8Array, accept: MessageGuard<T> = isFrame as unknown as MessageGuard<T>): T {

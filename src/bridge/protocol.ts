@@ -13,9 +13,10 @@
  * ```
  *
  * Every value inside a frame is a string or a number: arguments, results and return values
- * cross as JSON text, serialised on the sending side. Inside one process the frames travel as
- * positional callback arguments (see {@link FRAME_KIND}); across a process boundary or to disk
- * they are the objects below, encoded by `codec.ts`.
+ * cross as JSON text, serialised on the sending side; one exception, for speed: a result's large
+ * `text` crosses apart from its JSON, as the string itself (see `wire-result.ts`). Inside one
+ * process the frames travel as positional callback arguments (see {@link FRAME_KIND}); across a
+ * process boundary or to disk they are the objects below, encoded by `codec.ts`.
  *
  * Batching inside one process: calls the script makes in the same microtask turn leave the
  * isolate as one `tool-calls` frame, and results that reach the host in the same tick enter it
@@ -31,7 +32,7 @@
  */
 
 /** Version of the frame shapes below. Both sides refuse frames of another version. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /**
  * The `kind` of every frame, in noun-verb style. Inside one process the isolate sends frames as
@@ -165,11 +166,14 @@ export const BRIDGE_GLOBALS = Object.freeze({
 } as const);
 
 /**
- * Operations of the prelude's bridge function, `bridge(op, a, b)`, which only the host can call
+ * Operations of the prelude's bridge function, `bridge(op, a, b, c)`, which only the host can call
  * (it never sits on the script's global object):
  * - `configure`: `a` = {@link PreludeRunConfig} as JSON text; sent before the script starts.
- * - `resolve`: one result, `a` = callIndex, `b` = the `InvocationResult` as JSON text; or a batch,
- *   `a` = the callIndexes joined with `,`, `b` = a JSON array of the results in the same order.
+ * - `resolve`: one result, `a` = callIndex, `b` = the `InvocationResult` as JSON text, `c` = its
+ *   `text` when sent apart (see `wire-result.ts`); or a batch, `a` = the callIndexes joined
+ *   with `,`, `b` = a JSON array of the results in the same order, and when some texts are sent
+ *   apart, `c` = those texts concatenated in order, each such result's entry in `a` written
+ *   `callIndex:textLength`.
  * - `probe`: returns `"not-started"`, `"done"`, or `"<framesSent>,<resultsReceived>"`.
  */
 export const BRIDGE_OP = Object.freeze({

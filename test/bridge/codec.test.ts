@@ -90,6 +90,34 @@ describe("bridge codec", () => {
     }
   });
 
+  it("keeps every encoded frame intact while later frames are encoded", () => {
+    // Frames are views on msgpackr's output buffer (no copy): later encodes must not write over them.
+    const next = prng(7);
+    const frames = Array.from({ length: 2000 }, (_, i) =>
+      i % 500 === 250 ? { kind: FRAME_KIND.log, level: "log" as const, text: "y".repeat(100_000 + i) } : randomFrame(next),
+    );
+    const encoded = frames.map((frame) => encodeFrame(frame));
+    expect(encoded.map((bytes) => decodeFrame(bytes))).toEqual(frames);
+  });
+
+  it("reassembles large frames from many chunks, the length prefix split too", () => {
+    const big = { kind: FRAME_KIND.log, level: "log" as const, text: "é😀".repeat(300_000) };
+    const small = { kind: FRAME_KIND.result, callIndex: 3, resultJson: "{}" };
+    const head = encodeFrame(small);
+    const stream = Buffer.concat([head, encodeFrame(big), encodeFrame(small), encodeFrame(big)]);
+    // Cuts inside the big frame's length prefix, then chunks of several sizes.
+    for (const cut of [head.length + 1, head.length + 2, head.length + 3, head.length + 4, head.length + 5]) {
+      for (const size of [4096, 65_536, 1_000_003]) {
+        const decoder = new FrameDecoder();
+        const out: Frame[] = [...decoder.push(stream.subarray(0, cut))];
+        expect(decoder.pendingBytes).toBe(cut - head.length);
+        for (let offset = cut; offset < stream.length; offset += size) out.push(...decoder.push(stream.subarray(offset, offset + size)));
+        expect(out).toEqual([small, big, small, big]);
+        expect(decoder.pendingBytes).toBe(0);
+      }
+    }
+  });
+
   it("does not depend on the caller keeping its chunk buffer", () => {
     const bytes = encodeFrame({ kind: FRAME_KIND.log, level: "log", text: "hello" });
     const decoder = new FrameDecoder();

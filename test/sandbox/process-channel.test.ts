@@ -96,6 +96,18 @@ describe("process protocol guards", () => {
     expect(isChildMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(true);
     expect(isHostMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(false);
     expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" })).toBe(true);
+    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}", textUtf8: new Uint8Array([0x61]) })).toBe(true);
+    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}", textUtf8: "a" })).toBe(false);
+    expect(isChildMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" })).toBe(false);
+  });
+
+  it("carries a result's text bytes through the codec as bytes", () => {
+    const bytes = Buffer.from("é😀".repeat(10_000), "utf8");
+    const [decoded] = new FrameDecoder(isHostMessage).push(encodeMessage({ kind: FRAME_KIND.result, callIndex: 2, resultJson: "{}", textUtf8: bytes }));
+    expect(decoded).toMatchObject({ kind: FRAME_KIND.result, callIndex: 2, resultJson: "{}" });
+    const text = (decoded as { textUtf8?: unknown }).textUtf8;
+    expect(text).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(text as Uint8Array).equals(bytes)).toBe(true);
   });
 });
 
