@@ -28,6 +28,21 @@ describe("findNonPlainData", () => {
     expect(findNonPlainData(deep)).toMatch(/nested deeper than 200 levels/);
   });
 
+  it("keeps each walk's own state when a proxy trap starts another walk", () => {
+    let inner: string | undefined;
+    const reentrant = new Proxy(
+      { a: 1 },
+      {
+        getPrototypeOf: () => {
+          inner = findNonPlainData({ deep: [0, { f: () => 1 }] });
+          return Object.prototype;
+        },
+      },
+    );
+    expect(findNonPlainData({ x: [reentrant, { m: new Map() }] })).toBe("a Map at .x[1].m (only plain objects, arrays and primitives cross)");
+    expect(inner).toBe("a function at .deep[1].f");
+  });
+
   it("survives a proxy whose traps throw", () => {
     const hostile = new Proxy({}, { ownKeys: () => { throw new Error("trap"); } });
     expect(findNonPlainData(hostile)).toBe("a value that could not be inspected");
