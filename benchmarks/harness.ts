@@ -79,6 +79,8 @@ export interface ProbeFigure {
   readonly baselineValue?: number;
   readonly target?: Target;
   readonly note?: string;
+  /** The probe's subject (one half of it) could not be measured; `note` says why. Makes the probe `partial`. */
+  readonly skipped?: boolean;
 }
 
 /** A measurement that is not a timing loop (runs after the timing groups). */
@@ -159,7 +161,8 @@ export interface FigureResult {
 /** The outcome of one probe. */
 export interface ProbeResult {
   readonly name: string;
-  readonly status: "ok" | "failed";
+  /** `partial`: some figures are in, but part of the probe could not run (see `reason`). */
+  readonly status: "ok" | "partial" | "failed";
   readonly reason?: string;
   readonly figures: readonly (ProbeFigure & { readonly met?: boolean })[];
 }
@@ -350,6 +353,27 @@ export function filterMatches(filter: string, name: string, group: string): bool
 }
 
 /** One line describing a thrown value. */
+/** A probe's result from its figures: targets marked, `partial` when a figure is a skipped half. */
+export function probeResult(name: string, figures: readonly ProbeFigure[]): ProbeResult {
+  const skipped = figures.filter((f) => f.skipped === true);
+  const marked = figures.map((f) => {
+    const met = f.target === undefined || f.skipped === true ? undefined : meetsTarget(f.target, { bytes: f.value });
+    return met === undefined ? f : { ...f, met };
+  });
+  if (skipped.length === 0) return { name, status: "ok", figures: marked };
+  return { name, status: "partial", reason: skipped.map((f) => `${f.name}: ${f.note ?? "no reason"}`).join("; "), figures: marked };
+}
+
+/**
+ * One line naming every scenario or probe that did not run in full (skipped, failed, partial),
+ * for `--fail-on-error`; `undefined` when everything ran.
+ */
+export function notRunSummary(results: readonly { readonly name: string; readonly status: string; readonly reason?: string }[]): string | undefined {
+  const broken = results.filter((r) => r.status !== "ok");
+  if (broken.length === 0) return undefined;
+  return `${broken.length} did not run: ${broken.map((r) => `${r.name} (${r.status}: ${r.reason ?? "no reason"})`).join("; ")}`;
+}
+
 export function describe(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;

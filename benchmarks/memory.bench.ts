@@ -55,7 +55,7 @@ const pool: Probe = {
       ...figure(`${subject}: heap per pooled isolate`, main.heapPerIsolate, base?.heapPerIsolate),
       ...figure(`${subject}: peak RSS`, main.peakRss, base?.peakRss),
     );
-    if (iso.error !== undefined) figures.push({ name: "isochain: skipped", value: Number.NaN, unit: "count", note: iso.error });
+    if (iso.error !== undefined) figures.push({ name: "isochain", value: Number.NaN, unit: "count", note: iso.error, skipped: true });
     return figures;
   },
 };
@@ -81,7 +81,7 @@ const soak: Probe = {
       ...figure(`${subject}: peak RSS`, main.peakRss, base?.peakRss),
     ];
     if (main.seconds !== undefined) figures.push({ name: `${subject}: chains/s over the soak`, value: Number(chains) / main.seconds, unit: "count" });
-    if (iso.error !== undefined) figures.push({ name: "isochain: skipped", value: Number.NaN, unit: "count", note: iso.error });
+    if (iso.error !== undefined) figures.push({ name: "isochain", value: Number.NaN, unit: "count", note: iso.error, skipped: true });
     return figures;
   },
 };

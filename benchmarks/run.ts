@@ -9,7 +9,7 @@
  *   --soak             also run the soak probe (10 000 chains; 1 000 with --quick)
  *   --json <path>      where to write the results @defaultValue benchmarks/results/latest.json
  *   --list             list scenarios and probes, run nothing
- *   --fail-on-error    exit 1 when a scenario or probe was skipped or failed (CI's smoke run:
+ *   --fail-on-error    exit 1 when a scenario or probe was skipped, failed or ran in part (CI's smoke run:
  *                      a broken path must not pass as "no figure")
  *
  * Exits 0 whatever the figures (no timing assertions); 1 for bad options, a filter that
@@ -37,8 +37,9 @@ import {
   formatRate,
   formatTime,
   FULL_SETTINGS,
-  meetsTarget,
+  notRunSummary,
   type Probe,
+  probeResult,
   type ProbeResult,
   QUICK_SETTINGS,
   runGroup,
@@ -164,10 +165,11 @@ function printFigures(results: readonly FigureResult[]): void {
 
 function printProbe(result: ProbeResult): void {
   process.stdout.write(`\n== ${result.name} ==\n`);
-  if (result.status !== "ok") {
+  if (result.status === "failed") {
     process.stdout.write(`failed: ${result.reason ?? ""}\n`);
     return;
   }
+  if (result.status === "partial") process.stdout.write(`partial: ${result.reason ?? ""}\n`);
   for (const f of result.figures) {
     if (f.note !== undefined) {
       process.stdout.write(`${pad(f.name, 44)}${f.note}\n`);
@@ -235,15 +237,7 @@ async function main(): Promise<number> {
     process.stderr.write(`[${probe.name}] measuring…\n`);
     let result: ProbeResult;
     try {
-      const figures = await probe.measure({ quick: options.quick });
-      result = {
-        name: probe.name,
-        status: "ok",
-        figures: figures.map((f) => {
-          const met = f.target === undefined ? undefined : meetsTarget(f.target, { bytes: f.value });
-          return met === undefined ? f : { ...f, met };
-        }),
-      };
+      result = probeResult(probe.name, await probe.measure({ quick: options.quick }));
     } catch (error) {
       result = { name: probe.name, status: "failed", reason: describe(error), figures: [] };
     }
@@ -271,9 +265,9 @@ async function main(): Promise<number> {
       2,
     )}\n`,
   );
-  const broken = [...results, ...probeResults].filter((r) => r.status !== "ok");
-  if (options.failOnError && broken.length > 0) {
-    process.stderr.write(`bench: ${broken.length} did not run: ${broken.map((r) => `${r.name} (${r.status}: ${r.reason ?? "no reason"})`).join("; ")}\n`);
+  const notRun = notRunSummary([...results, ...probeResults]);
+  if (options.failOnError && notRun !== undefined) {
+    process.stderr.write(`bench: ${notRun}\n`);
     return 1;
   }
   return 0;

@@ -6,7 +6,16 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { computeDerived, computeStats, meetsTarget, runGroup, type SamplerSettings, type Scenario } from "../../benchmarks/harness.ts";
+import {
+  computeDerived,
+  computeStats,
+  meetsTarget,
+  notRunSummary,
+  probeResult,
+  runGroup,
+  type SamplerSettings,
+  type Scenario,
+} from "../../benchmarks/harness.ts";
 
 const FAST: SamplerSettings = { warmupRounds: 1, rounds: 2, batchMs: 5, maxBatchIterations: 200, setupTimeoutMs: 1_000, iterationTimeoutMs: 500 };
 const quiet = (): void => undefined;
@@ -83,6 +92,32 @@ describe("benchmark harness", () => {
     expect(meetsTarget({ label: "<= 1.5x", maxRatio: 1.5 }, { ns: 1 })).toBeUndefined();
     expect(meetsTarget({ label: "<= 1 µs", maxNs: 1000 }, { ns: 999 })).toBe(true);
     expect(meetsTarget({ label: "<= 1 µs", maxNs: 1000 }, { ns: 1001 })).toBe(false);
+  });
+
+  it("marks a probe partial when one half of it could not run, and marks its targets", () => {
+    const target = { label: "<= 100 MiB", maxBytes: 100 * 1024 * 1024 };
+    const ok = probeResult("memory/x", [{ name: "isochain: rss", value: 5 * 1024 * 1024, unit: "bytes", target }]);
+    expect(ok).toMatchObject({ status: "ok", figures: [{ met: true }] });
+    expect(probeResult("memory/x", [{ name: "isochain: rss", value: 200 * 1024 * 1024, unit: "bytes", target }]).figures[0]?.met).toBe(false);
+    const partial = probeResult("memory/x", [
+      { name: "raw-ivm: rss", value: 3, unit: "bytes" },
+      { name: "isochain", value: Number.NaN, unit: "count", note: "the runtime did not load", skipped: true },
+    ]);
+    expect(partial.status).toBe("partial");
+    expect(partial.reason).toBe("isochain: the runtime did not load");
+  });
+
+  it("names everything that did not run in full for --fail-on-error, and nothing when all ran", () => {
+    expect(notRunSummary([{ name: "a", status: "ok" }])).toBeUndefined();
+    expect(notRunSummary([])).toBeUndefined();
+    expect(
+      notRunSummary([
+        { name: "a", status: "ok" },
+        { name: "b", status: "skipped", reason: "setup threw" },
+        { name: "memory/x", status: "partial", reason: "isochain: gone" },
+        { name: "c", status: "failed" },
+      ]),
+    ).toBe("3 did not run: b (skipped: setup threw); memory/x (partial: isochain: gone); c (failed: no reason)");
   });
 
   it("exits 1 for options it does not know, naming --fail-on-error in its usage", async () => {
