@@ -171,8 +171,14 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   readonly #traceStore: TraceStore | undefined;
   readonly #approvalMode: "wait" | "suspend";
   readonly #approvalHandler: ApprovalHandler | undefined;
-  /** Active runs by chain id, for the hooks and approval handler the invoker shares. */
-  readonly #runs = new Map<string, ChainRunContext>();
+  /**
+   * Active runs, for the hooks and approval handler the invoker shares (found by chain id). An
+   * array, not a Map keyed by the id: every chain adds and removes a key never seen again, which
+   * made V8 rehash the long-lived Map's table every few chains, and those tables outlived young
+   * collections (~150 bytes promoted per chain). A chain holds a sandbox while it runs, so the
+   * runs at once are few and a scan is as fast as a hash lookup.
+   */
+  readonly #runs: ChainRunContext[] = [];
   readonly #driver: SandboxDriver;
   readonly #ownsDriver: boolean;
   #declarations: string | undefined;
@@ -262,18 +268,23 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     runWithPlan = (tool, code, options, plan) => tool.#run(code, options, plan);
   }
 
+  #runOf(chainId: string): ChainRunContext | undefined {
+    for (const run of this.#runs) if (run.chainId === chainId) return run;
+    return undefined;
+  }
+
   async #run(code: string, options: ChainRunOptions, plan: RunPlan | undefined): Promise<TracedChainRunResult> {
     if (this.#closed) throw new ChainRuntimeError("CHAIN_CLOSED", "This ToolChainTool was closed; create a new one.");
     const started = performance.now();
     const chainId = options.chainId ?? randomUUID();
     const seed = options.seed ?? randomInt(0, 2 ** 31 - 1);
     const clockStart = options.clockStart ?? Date.now();
-    if (this.#runs.has(chainId)) {
+    if (this.#runOf(chainId) !== undefined) {
       throw new ChainRuntimeError("ARGUMENT_INVALID", `A chain with id ${chainId} is already running on this tool.`, { details: { chainId } });
     }
     const recorder = this.#traceStore ? new TraceRecorder({ store: this.#traceStore, chainId }) : undefined;
     const run = new ChainRunContext(chainId, recorder, plan);
-    this.#runs.set(chainId, run);
+    this.#runs.push(run);
     try {
       if (recorder) {
         await recorder.start({
@@ -287,7 +298,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       }
       return await this.#execute(code, options, run, { started, chainId, seed, clockStart });
     } finally {
-      this.#runs.delete(chainId);
+      const index = this.#runs.indexOf(run);
+      if (index >= 0) {
+        // Swap-remove: no reallocation.
+        this.#runs[index] = this.#runs[this.#runs.length - 1] as ChainRunContext;
+        this.#runs.pop();
+      }
     }
   }
 
@@ -440,7 +456,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     };
     return {
       TOOL_START: async (payload) => {
-        const run = this.#runs.get(payload.chainId);
+        const run = this.#runOf(payload.chainId);
         if (run) {
           const seen = run.onToolStart(payload);
           await run.recorder?.hooks().TOOL_START?.(seen);
@@ -448,7 +464,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         await callUser("TOOL_START", payload);
       },
       TOOL_END: async (payload) => {
-        const run = this.#runs.get(payload.chainId);
+        const run = this.#runOf(payload.chainId);
         if (run) {
           const seen = run.onToolEnd(payload);
           if (seen) await run.recorder?.hooks().TOOL_END?.(seen);
@@ -462,7 +478,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   #dispatchingApprovalHandler(): ApprovalHandler {
     return {
       request: async (request: ApprovalRequest, options: ApprovalRequestOptions): Promise<ApprovalDecision> => {
-        const run = this.#runs.get(request.chainId);
+        const run = this.#runOf(request.chainId);
         if (run) {
           const callId = run.callIdOf(request);
           const preset = run.takePresetApproval(callId);

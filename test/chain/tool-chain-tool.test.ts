@@ -6,6 +6,7 @@ import {
   defineTool,
   isChainRuntimeError,
   MemoryBlobStore,
+  MemoryTraceStore,
   type ProgressStep,
   ToolChainTool,
   Toolbox,
@@ -132,6 +133,33 @@ describe("ToolChainTool", () => {
     const run = await chain.run(`return ${expression};`);
     expect(run.status).toBe("ok");
     expect(run.returnValue).toEqual(expected);
+  });
+
+  it("refuses a chainId that is already running, and takes it again once that chain ended", async () => {
+    const first = chain.run("await tools.echo({ value: 1 }); return 1;", { chainId: "same-id" });
+    await expect(chain.run("return 2;", { chainId: "same-id" })).rejects.toMatchObject({ code: "ARGUMENT_INVALID" });
+    expect((await first).returnValue).toBe(1);
+    expect((await chain.run("return 3;", { chainId: "same-id" })).returnValue).toBe(3);
+  });
+
+  it("routes each concurrent chain's calls to its own trace", async () => {
+    const store = new MemoryTraceStore();
+    const traced = new ToolChainTool({ toolbox: new Toolbox([echo]), traceStore: store, policy: { totalTimeoutMs: 10_000 } });
+    try {
+      const runs = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          traced.run(`for (let k = 0; k < ${i + 1}; k++) await tools.echo({ value: ${i} }); return ${i};`, { chainId: `chain-${i}` }),
+        ),
+      );
+      for (const [i, run] of runs.entries()) {
+        expect(run.status).toBe("ok");
+        expect(run.callTrace).toHaveLength(i + 1);
+        const trace = await store.load(`chain-${i}`);
+        expect(trace.calls.map((call) => call.args)).toEqual(Array.from({ length: i + 1 }, () => ({ value: i })));
+      }
+    } finally {
+      await traced.close();
+    }
   });
 
   it("returns undefined when the script returns nothing", async () => {
