@@ -352,7 +352,6 @@ export function filterMatches(filter: string, name: string, group: string): bool
   return group === filter || runner === filter || path.includes(filter);
 }
 
-/** One line describing a thrown value. */
 /** A probe's result from its figures: targets marked, `partial` when a figure is a skipped half. */
 export function probeResult(name: string, figures: readonly ProbeFigure[]): ProbeResult {
   const skipped = figures.filter((f) => f.skipped === true);
@@ -374,6 +373,7 @@ export function notRunSummary(results: readonly { readonly name: string; readonl
   return `${broken.length} did not run: ${broken.map((r) => `${r.name} (${r.status}: ${r.reason ?? "no reason"})`).join("; ")}`;
 }
 
+/** One line describing a thrown value. */
 export function describe(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;

@@ -135,7 +135,7 @@ let serialisedArguments = "{}";
 /** Why the arguments of a call are refused, or `undefined` (then {@link serialisedArguments} holds them). */
 function checkArguments(tool: string, args: unknown, limit: number): string | undefined {
   const value = args === undefined ? {} : args;
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (typeof value !== "object" || value === null || isArray(value)) {
     return `tools.${tool}: arguments must be one object, e.g. tools.${tool}({ ... }).`;
   }
   const problem = findNonPlainData(value);

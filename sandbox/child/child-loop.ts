@@ -64,7 +64,7 @@ export class ChildLoop {
         if (resolve === undefined) return; // a result sent before the host read the outcome
         this.#active?.pending.delete(message.callIndex);
         const bytes = message.textUtf8;
-        resolve(bytes === undefined ? message : { resultJson: message.resultJson, text: utf8Text(bytes) });
+        resolve(bytes === undefined ? { resultJson: message.resultJson } : { resultJson: message.resultJson, text: utf8Text(bytes) });
         return;
       }
       case PROCESS_MESSAGE_KIND.run:

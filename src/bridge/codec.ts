@@ -12,7 +12,9 @@
  * self-describing msgpack any decoder can read, with no shared record state between frames.
  * {@link FrameDecoder} reassembles frames from a byte stream whose chunks split or coalesce
  * frames arbitrarily; once a frame's length prefix is in, it copies the frame's chunks straight
- * into one buffer of that size, so a large frame arriving in many chunks is copied once.
+ * into one buffer of that size, so a large frame arriving in many chunks is copied once (a frame
+ * declared over 8 MiB gets a buffer that grows with what arrives, so a peer cannot make the
+ * reader hold memory it never sent).
  *
  * The same envelope carries the process driver's control messages ({@link encodeMessage}, and a
  * {@link FrameDecoder} built with that protocol's guard): one wire format, one version tag.
@@ -86,12 +88,15 @@ export type MessageGuard<T> = (value: unknown) => value is T;
 export class FrameDecoder<T = Frame> {
   readonly #accept: MessageGuard<T>;
   /**
-   * The incomplete frame at the head of the stream: a buffer of the frame's full size once its
-   * length prefix is in (chunks are copied straight into it, once), a prefix-sized one before.
+   * The incomplete frame at the head of the stream, copied out of the chunks once: a buffer of
+   * the frame's full size once its length prefix is in (a prefix-sized one before), or, for a
+   * frame declared larger than {@link PREALLOCATE_MAX_BYTES}, one that grows with what arrives.
    */
   #head: Uint8Array | undefined;
   /** Bytes of {@link #head} filled so far. */
   #filled = 0;
+  /** Size of the head frame with its prefix, once the prefix is in; 0 before. */
+  #total = 0;
 
   /** @param accept - the message guard. @defaultValue {@link isFrame} */
   constructor(accept?: MessageGuard<T>) {
@@ -112,17 +117,17 @@ export class FrameDecoder<T = Frame> {
     const frames: T[] = [];
     let rest = chunk;
     if (this.#head !== undefined) {
-      rest = this.#fill(rest);
-      if (this.#filled === HEADER_BYTES && this.#head.length === HEADER_BYTES) {
-        const whole = new Uint8Array(HEADER_BYTES + frameLength(this.#head));
-        whole.set(this.#head);
-        this.#head = whole;
+      if (this.#total === 0) {
         rest = this.#fill(rest);
+        if (this.#filled < HEADER_BYTES) return frames;
+        this.#sizeHead(this.#head);
       }
-      if (this.#filled < this.#head.length) return frames;
+      rest = this.#fill(rest);
+      if (this.#filled < this.#total) return frames;
       const head = this.#head;
       this.#head = undefined;
       this.#filled = 0;
+      this.#total = 0;
       frames.push(decodeBody(head.subarray(HEADER_BYTES), this.#accept));
     }
     while (rest.length >= HEADER_BYTES) {
@@ -133,22 +138,51 @@ export class FrameDecoder<T = Frame> {
     }
     if (rest.length > 0) {
       // A copy, even of a Buffer: the caller may reuse its chunk buffer.
-      this.#head = new Uint8Array(rest.length >= HEADER_BYTES ? HEADER_BYTES + frameLength(rest) : HEADER_BYTES);
-      this.#head.set(rest);
-      this.#filled = rest.length;
+      this.#head = new Uint8Array(HEADER_BYTES);
+      this.#filled = 0;
+      if (rest.length >= HEADER_BYTES) this.#sizeHead(rest);
+      rest = this.#fill(rest);
     }
     return frames;
   }
 
-  /** Copies what fits of `bytes` into the head frame; returns the rest. */
-  #fill(bytes: Uint8Array): Uint8Array {
+  /**
+   * Learns the head frame's size from its prefix (in `prefix`) and gives {@link #head} room: all
+   * of it up to {@link PREALLOCATE_MAX_BYTES}; past that, room that grows with what arrives, so a
+   * peer that declares 64 MiB and sends nothing more holds no more memory than it sent.
+   */
+  #sizeHead(prefix: Uint8Array): void {
+    const total = HEADER_BYTES + frameLength(prefix);
+    this.#total = total;
+    const room = total <= PREALLOCATE_MAX_BYTES ? total : Math.max(this.#filled, Math.min(total, GROWN_FIRST_BYTES));
+    this.#resizeHead(room);
+  }
+
+  #resizeHead(size: number): void {
     const head = this.#head as Uint8Array;
-    const take = Math.min(head.length - this.#filled, bytes.length);
-    head.set(take === bytes.length ? bytes : bytes.subarray(0, take), this.#filled);
+    if (head.length === size) return;
+    const grown = new Uint8Array(size);
+    grown.set(head.subarray(0, this.#filled));
+    this.#head = grown;
+  }
+
+  /** Copies what fits of `bytes` into the head frame, growing it up to its size; returns the rest. */
+  #fill(bytes: Uint8Array): Uint8Array {
+    const limit = this.#total === 0 ? HEADER_BYTES : this.#total;
+    const take = Math.min(limit - this.#filled, bytes.length);
+    if (this.#filled + take > (this.#head as Uint8Array).length) {
+      this.#resizeHead(Math.min(limit, Math.max(this.#filled + take, 2 * (this.#head as Uint8Array).length)));
+    }
+    (this.#head as Uint8Array).set(take === bytes.length ? bytes : bytes.subarray(0, take), this.#filled);
     this.#filled += take;
     return bytes.subarray(take);
   }
 }
+
+/** Frames up to this size (with their prefix) get their whole buffer as soon as the prefix is in. */
+const PREALLOCATE_MAX_BYTES = 8 * 1024 * 1024;
+/** First room given to a larger frame; it doubles as bytes arrive. */
+const GROWN_FIRST_BYTES = 1024 * 1024;
 
 /** The body length in a frame's prefix; throws past {@link MAX_FRAME_BYTES}. */
 function frameLength(bytes: Uint8Array): number {

@@ -41,7 +41,12 @@ export interface WireResultOptions {
 export function toWireResult(result: InvocationResult, options?: WireResultOptions): WireResult {
   const text = result.text;
   try {
-    if (typeof text === "string" && text.length >= RAW_TEXT_MIN_LENGTH && (options?.utf8 !== true || text.isWellFormed())) {
+    if (
+      typeof text === "string" &&
+      text.length >= RAW_TEXT_MIN_LENGTH &&
+      (options?.utf8 !== true || text.isWellFormed()) &&
+      isPlainTextHolder(result)
+    ) {
       return { resultJson: validJson(JSON.stringify({ ...result, text: "" })), text };
     }
     return { resultJson: validJson(JSON.stringify(result)) };
@@ -53,6 +58,17 @@ export function toWireResult(result: InvocationResult, options?: WireResultOptio
 /** The JSON text of an error `InvocationResult` with `code` and `text`. */
 export function errorResultJson(code: InvocationErrorCode, text: string): string {
   return JSON.stringify({ status: "error", code, text });
+}
+
+/**
+ * True when `JSON.stringify(result)` would write `result.text` as it is: a plain object whose own
+ * `text` is an enumerable data property (no `toJSON`, accessor or prototype to consult), so the
+ * copy with `text: ""` serialises like the original. Results the invoker makes always are.
+ */
+function isPlainTextHolder(result: object): boolean {
+  if (Object.getPrototypeOf(result) !== Object.prototype || "toJSON" in result) return false;
+  const descriptor = Object.getOwnPropertyDescriptor(result, "text");
+  return descriptor !== undefined && descriptor.enumerable === true && "value" in descriptor;
 }
 
 function validJson(json: string | undefined): string {

@@ -118,6 +118,26 @@ describe("bridge codec", () => {
     }
   });
 
+  it("holds no more than a peer sent for a frame declared huge, and still reassembles one past the preallocation bound", () => {
+    // A peer that declares 60 MiB and stalls must not make the reader hold 60 MiB.
+    const before = process.memoryUsage().arrayBuffers;
+    const decoders = Array.from({ length: 4 }, () => new FrameDecoder());
+    const prefix = new Uint8Array(9);
+    new DataView(prefix.buffer).setUint32(0, 60 * 1024 * 1024, false);
+    for (const decoder of decoders) expect(decoder.push(prefix)).toEqual([]);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
+    expect(decoders[0]?.pendingBytes).toBe(9);
+    // A real frame of ~12 MiB (past the 8 MiB bound) arrives in 64 KiB chunks: the buffer grows.
+    const big = { kind: FRAME_KIND.log, level: "log" as const, text: "ab€".repeat(4_200_000) };
+    const bytes = encodeFrame(big);
+    expect(bytes.length).toBeGreaterThan(8 * 1024 * 1024);
+    const decoder = new FrameDecoder();
+    const out: Frame[] = [];
+    for (let offset = 0; offset < bytes.length; offset += 65_536) out.push(...decoder.push(bytes.subarray(offset, offset + 65_536)));
+    expect(out).toEqual([big]);
+    expect(decoder.pendingBytes).toBe(0);
+  });
+
   it("does not depend on the caller keeping its chunk buffer", () => {
     const bytes = encodeFrame({ kind: FRAME_KIND.log, level: "log", text: "hello" });
     const decoder = new FrameDecoder();

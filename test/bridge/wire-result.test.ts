@@ -29,6 +29,23 @@ describe("toWireResult", () => {
     expect(toWireResult({ status: "ok", text: large("é") }, { utf8: true }).text).toBeDefined();
   });
 
+  it("serialises a result that is not a plain text holder exactly as JSON.stringify does", () => {
+    const text = large("s");
+    class Redacting {
+      readonly status = "ok";
+      readonly text = text;
+      toJSON(): unknown {
+        return { status: "ok", text: "[redacted]" };
+      }
+    }
+    const redacting = new Redacting() as unknown as InvocationResult;
+    expect(toWireResult(redacting)).toEqual({ resultJson: '{"status":"ok","text":"[redacted]"}' });
+    const hidden = Object.defineProperty({ status: "ok" }, "text", { value: text, enumerable: false }) as unknown as InvocationResult;
+    expect(toWireResult(hidden)).toEqual({ resultJson: '{"status":"ok"}' });
+    const getter = { status: "ok", get text() { return text; } } as unknown as InvocationResult;
+    expect(toWireResult(getter)).toEqual({ resultJson: JSON.stringify(getter) });
+  });
+
   it("turns a result that cannot be serialised into RESULT_INVALID, never a throw", () => {
     const wire = toWireResult({ status: "ok", text: "x", structured: { n: 1n } as unknown as Record<string, unknown> });
     expect(JSON.parse(wire.resultJson)).toMatchObject({ status: "error", code: "RESULT_INVALID" });

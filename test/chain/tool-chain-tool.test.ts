@@ -419,6 +419,22 @@ describe("ToolChainTool", () => {
       },
     );
 
+    it("checks arguments with the built-ins it captured, whatever the script patched", async () => {
+      const run = await chain.run(`
+        Array.isArray = () => false;
+        Object.getPrototypeOf = () => Object.prototype;
+        const asArray = await tools.echo([1, 2]);
+        const withMap = await tools.echo({ value: new Map() });
+        return [asArray.code, asArray.text, withMap.code, withMap.text];
+      `);
+      expect(run.returnValue).toEqual([
+        "BRIDGE_ERROR",
+        "tools.echo: arguments must be one object, e.g. tools.echo({ ... }).",
+        "BRIDGE_ERROR",
+        expect.stringContaining("a Map at .value"),
+      ]);
+    });
+
     it("constructor chains reach only the isolate's own global", async () => {
       const run = await chain.run(`
         const viaTools = tools.echo.constructor.constructor("return this")();
