@@ -73,7 +73,6 @@ export interface ChainOutcomeMessage {
   readonly outcome: SandboxRunOutcome;
 }
 
-/** Everything the host sends. */
 /**
  * host → child: a call's result, the bridge's `tool-result` frame plus, when the result's text is
  * sent apart from its JSON (see `src/bridge/wire-result.ts`), that text as UTF-8 bytes: msgpack
@@ -85,6 +84,7 @@ export interface ResultMessage extends ResultFrame {
   readonly textUtf8?: Uint8Array;
 }
 
+/** Everything the host sends. */
 export type HostMessage = ChildInitMessage | ChainRunMessage | ChainCancelMessage | ResultMessage;
 
 /** Everything a child sends. */

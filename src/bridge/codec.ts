@@ -154,7 +154,7 @@ export class FrameDecoder<T = Frame> {
   #sizeHead(prefix: Uint8Array): void {
     const total = HEADER_BYTES + frameLength(prefix);
     this.#total = total;
-    const room = total <= PREALLOCATE_MAX_BYTES ? total : Math.max(this.#filled, Math.min(total, GROWN_FIRST_BYTES));
+    const room = total <= PREALLOCATE_MAX_BYTES ? total : Math.max(this.#filled, GROWN_FIRST_BYTES);
     this.#resizeHead(room);
   }
 

@@ -44,8 +44,8 @@ export function toWireResult(result: InvocationResult, options?: WireResultOptio
     if (
       typeof text === "string" &&
       text.length >= RAW_TEXT_MIN_LENGTH &&
-      (options?.utf8 !== true || text.isWellFormed()) &&
-      isPlainTextHolder(result)
+      isPlainTextHolder(result) &&
+      (options?.utf8 !== true || text.isWellFormed())
     ) {
       return { resultJson: validJson(JSON.stringify({ ...result, text: "" })), text };
     }
