@@ -1,9 +1,12 @@
 /**
- * The messages between the host and a sandbox child process (see `process-driver.ts`). The
- * per-call traffic is the bridge's own frames (`tool-call`, `tool-result`, `console-log` from
- * `src/bridge/protocol.ts`), passed through unchanged except that a `tool-result` may carry its
- * large text apart as UTF-8 bytes ({@link ResultMessage}); the control messages below start a
- * child, start and cancel a chain, and report its outcome. All travel in the codec's envelope
+ * The messages between the host and a sandbox child process (see `process-driver.ts`): the
+ * control messages start a child, start and cancel a chain, and report its outcome; the
+ * per-call traffic travels in batches, {@link ToolCallsMessage} (every call of one entry into
+ * the isolate) and {@link ToolResultsMessage} (every result the host has in one tick), each a
+ * flat array of positional fields rather than one object per call: with 50 parallel calls that
+ * is one msgpack message each way instead of 50, and no key strings to write and read per call
+ * (measured: packing 50 results 78 -> 31 µs, unpacking 50 calls 63 -> 12 µs). Console lines are
+ * the bridge's own `console-log` frame. All travel in the codec's envelope
  * (`src/bridge/codec.ts`: length prefix, msgpack, `PROTOCOL_VERSION`).
  *
  * ```
@@ -11,20 +14,20 @@
  *  child-init {memoryLimitMb, preludeSource, …} ──▶ warm an isolate
  *            ◀── child-ready
  *  chain-run {request fields}                   ──▶ IsolateRunner.run
- *            ◀── tool-call | console-log          (any number, as they happen)
- *  tool-result                                  ──▶
+ *            ◀── tool-calls | console-log         (any number, as they happen)
+ *  tool-results                                 ──▶
  *  chain-cancel                                 ──▶ (request.signal aborted)
  *            ◀── chain-outcome {outcome}
  *            ◀── child-ready                      (the next context is prepared)
  * ```
  *
  * No message names a run: a child runs one chain at a time and the pipe keeps order, so a
- * `tool-result` the host sent before it read `chain-outcome` reaches the child before the next
+ * result the host sent before it read `chain-outcome` reaches the child before the next
  * `chain-run` and is dropped there, never delivered to the wrong chain.
  * @module
  */
 import { isFrame } from "../src/bridge/codec.ts";
-import { FRAME_KIND, type CallFrame, type LogFrame, type ResultFrame } from "../src/bridge/protocol.ts";
+import { FRAME_KIND, type LogFrame } from "../src/bridge/protocol.ts";
 import type { SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** The `kind` of every control message. */
@@ -39,6 +42,10 @@ export const PROCESS_MESSAGE_KIND = Object.freeze({
   cancel: "chain-cancel",
   /** child → host: the chain ended. */
   outcome: "chain-outcome",
+  /** child → host: the calls of one entry into the isolate. */
+  calls: "tool-calls",
+  /** host → child: results, as many as the host had in one tick. */
+  results: "tool-results",
 } as const);
 
 /** host → child: the first message a child receives. */
@@ -74,32 +81,52 @@ export interface ChainOutcomeMessage {
 }
 
 /**
- * host → child: a call's result, the bridge's `tool-result` frame plus, when the result's text is
- * sent apart from its JSON (see `src/bridge/wire-result.ts`), that text as UTF-8 bytes: msgpack
- * carries bytes as they are, and the child turns them into a string with Node's UTF-8 decoder
- * (~0.2 ms per MiB here) instead of msgpackr's string extraction (~1.1 ms per MiB). The host
- * sends only well-formed text this way, so the bytes decode to the same string.
+ * child → host: tool calls, {@link CALL_FIELDS} slots per call in `calls`:
+ * `callIndex, tool, argsJson, refusal` (`refusal` `null` unless the prelude refused the call; see
+ * the bridge's `CallFrame` for each field's meaning).
  */
-export interface ResultMessage extends ResultFrame {
-  readonly textUtf8?: Uint8Array;
+export interface ToolCallsMessage {
+  readonly kind: typeof PROCESS_MESSAGE_KIND.calls;
+  readonly calls: readonly (number | string | null)[];
 }
 
+/** Slots per call in {@link ToolCallsMessage.calls}. */
+export const CALL_FIELDS = 4;
+
+/**
+ * host → child: call results, {@link RESULT_FIELDS} slots per result in `results`:
+ * `callIndex, resultJson, textUtf8`. `resultJson` is the `InvocationResult` as JSON; `textUtf8`
+ * is `null`, or, when the result's large text is sent apart from its JSON (see
+ * `src/bridge/wire-result.ts`, where `resultJson` then holds `"text":""`), that text as UTF-8
+ * bytes: msgpack carries bytes as they are, and the child turns them into a string with Node's
+ * UTF-8 decoder (~0.2 ms per MiB here) instead of msgpackr's string extraction (~1.1 ms per
+ * MiB). The host sends only well-formed text this way, so the bytes decode to the same string.
+ */
+export interface ToolResultsMessage {
+  readonly kind: typeof PROCESS_MESSAGE_KIND.results;
+  readonly results: readonly (number | string | Uint8Array | null)[];
+}
+
+/** Slots per result in {@link ToolResultsMessage.results}. */
+export const RESULT_FIELDS = 3;
+
 /** Everything the host sends. */
-export type HostMessage = ChildInitMessage | ChainRunMessage | ChainCancelMessage | ResultMessage;
+export type HostMessage = ChildInitMessage | ChainRunMessage | ChainCancelMessage | ToolResultsMessage;
 
 /** Everything a child sends. */
-export type ChildMessage = ChildReadyMessage | ChainOutcomeMessage | CallFrame | LogFrame;
+export type ChildMessage = ChildReadyMessage | ChainOutcomeMessage | ToolCallsMessage | LogFrame;
 
 const OUTCOME_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "timeout", "cancelled"]);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
 const isCount = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value) && value >= 0;
+const isIndex = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /** True for a well-formed message from the host. */
 export function isHostMessage(value: unknown): value is HostMessage {
   if (!isRecord(value)) return false;
   switch (value["kind"]) {
-    case FRAME_KIND.result:
-      return isFrame(value) && (value["textUtf8"] === undefined || value["textUtf8"] instanceof Uint8Array);
+    case PROCESS_MESSAGE_KIND.results:
+      return isResults(value["results"]);
     case PROCESS_MESSAGE_KIND.cancel:
       return true;
     case PROCESS_MESSAGE_KIND.run:
@@ -125,7 +152,8 @@ export function isHostMessage(value: unknown): value is HostMessage {
 export function isChildMessage(value: unknown): value is ChildMessage {
   if (!isRecord(value)) return false;
   switch (value["kind"]) {
-    case FRAME_KIND.call:
+    case PROCESS_MESSAGE_KIND.calls:
+      return isCalls(value["calls"]);
     case FRAME_KIND.log:
       return isFrame(value);
     case PROCESS_MESSAGE_KIND.ready:
@@ -135,6 +163,26 @@ export function isChildMessage(value: unknown): value is ChildMessage {
     default:
       return false;
   }
+}
+
+function isCalls(value: unknown): boolean {
+  if (!Array.isArray(value) || value.length === 0 || value.length % CALL_FIELDS !== 0) return false;
+  for (let i = 0; i < value.length; i += CALL_FIELDS) {
+    const refusal: unknown = value[i + 3];
+    if (!isIndex(value[i]) || typeof value[i + 1] !== "string" || typeof value[i + 2] !== "string") return false;
+    if (refusal !== null && typeof refusal !== "string") return false;
+  }
+  return true;
+}
+
+function isResults(value: unknown): boolean {
+  if (!Array.isArray(value) || value.length === 0 || value.length % RESULT_FIELDS !== 0) return false;
+  for (let i = 0; i < value.length; i += RESULT_FIELDS) {
+    const text: unknown = value[i + 2];
+    if (!isIndex(value[i]) || typeof value[i + 1] !== "string") return false;
+    if (text !== null && !(text instanceof Uint8Array)) return false;
+  }
+  return true;
 }
 
 function isLimits(value: unknown): value is SandboxLimits {

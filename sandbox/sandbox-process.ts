@@ -4,7 +4,7 @@
  *
  * ```
  *  spawn(node --no-node-snapshot child) ─ child-init ─▶ ◀─ child-ready      starting → idle
- *  run(request) ─ chain-run ─▶ ◀─ tool-call ─ onToolCall (host) ─ tool-result ─▶  idle → busy
+ *  run(request) ─ chain-run ─▶ ◀─ tool-calls ─ onToolCall (host) ─ tool-results ─▶  idle → busy
  *               ◀─ console-log ─ onLog                      ◀─ chain-outcome  busy → idle
  *     │ request.signal aborts ─ chain-cancel ─▶ (SIGKILL after killGraceMs: cancelled)
  *     │ totalTimeoutMs + killGraceMs with no outcome ─ SIGKILL (timeout)
@@ -25,13 +25,20 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Socket } from "node:net";
-import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER, type CallFrame } from "../src/bridge/protocol.ts";
+import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
 import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
 import { killOutcome } from "./isolate-common.ts";
 import { ProcessChannel } from "./process-channel.ts";
-import { isChildMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "./process-protocol.ts";
+import {
+  CALL_FIELDS,
+  isChildMessage,
+  PROCESS_MESSAGE_KIND,
+  RESULT_FIELDS,
+  type ChildMessage,
+  type HostMessage,
+} from "./process-protocol.ts";
 import type { SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** Options of a {@link SandboxProcess}. */
@@ -63,6 +70,8 @@ interface ActiveRun {
   readonly pending: Set<number>;
   /** The signal of every call of this run (made with the first call), fired when the run ends. */
   calls: AbortController | undefined;
+  /** Results answered this tick and not sent yet, {@link RESULT_FIELDS} slots each (one `tool-results` message at the end of the tick). */
+  results: (number | string | Uint8Array | null)[];
   readonly resolve: (outcome: SandboxRunOutcome) => void;
   readonly outputCap: number;
   outputBytes: number;
@@ -196,6 +205,7 @@ export class SandboxProcess {
       started: performance.now(),
       pending: new Set(),
       calls: undefined,
+      results: [],
       resolve,
       outputCap: limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8,
       outputBytes: 0,
@@ -230,6 +240,7 @@ export class SandboxProcess {
     const signal = request.signal;
     if (signal !== undefined) {
       run.onAbort = () => {
+        this.#sendResults(run); // the pipe keeps the order the host answered in
         this.#channel.send({ kind: PROCESS_MESSAGE_KIND.cancel });
         this.#channel.flush();
         run.timers.push(setTimeout(() => this.#kill(run, "cancelled"), this.#options.killGraceMs));
@@ -280,9 +291,14 @@ export class SandboxProcess {
 
   #onMessage(message: ChildMessage): void {
     switch (message.kind) {
-      case FRAME_KIND.call:
-        this.#onCall(message);
+      case PROCESS_MESSAGE_KIND.calls: {
+        const run = this.#active;
+        const calls = message.calls;
+        for (let i = 0; i < calls.length && run !== undefined; i += CALL_FIELDS) {
+          this.#onCall(run, calls[i] as number, calls[i + 1] as string, calls[i + 2] as string, calls[i + 3] as string | null);
+        }
         return;
+      }
       case FRAME_KIND.log: {
         const run = this.#active;
         if (run === undefined || run.outputBytes >= run.outputCap) return;
@@ -313,28 +329,19 @@ export class SandboxProcess {
     }
   }
 
-  #onCall(frame: CallFrame): void {
-    const run = this.#active;
-    if (run === undefined || run.killReason !== undefined || run.pending.has(frame.callIndex)) return;
-    run.pending.add(frame.callIndex);
+  #onCall(run: ActiveRun, callIndex: number, tool: string, argsJson: string, refusal: string | null): void {
+    if (this.#active !== run || run.killReason !== undefined || run.pending.has(callIndex)) return;
+    run.pending.add(callIndex);
     run.calls ??= new AbortController();
     let answer: Promise<InvocationResult>;
     try {
-      answer = run.request.onToolCall(
-        {
-          callIndex: frame.callIndex,
-          tool: frame.tool,
-          argsJson: frame.argsJson,
-          ...(typeof frame.refusal === "string" ? { refusal: frame.refusal } : {}),
-        },
-        run.calls.signal,
-      );
+      answer = run.request.onToolCall({ callIndex, tool, argsJson, ...(refusal === null ? {} : { refusal }) }, run.calls.signal);
     } catch (error) {
       answer = Promise.reject(error as Error);
     }
     answer.then(
-      (result) => this.#deliver(run, frame.callIndex, result),
-      (error: unknown) => this.#deliver(run, frame.callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
+      (result) => this.#deliver(run, callIndex, result),
+      (error: unknown) => this.#deliver(run, callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
     );
   }
 
@@ -343,18 +350,32 @@ export class SandboxProcess {
     // A large text crosses as itself, not escaped inside the JSON (see wire-result.ts); the pipe
     // is UTF-8, so a text with lone surrogates stays in the JSON, which escapes them.
     const wire = toWireResult(result, { utf8: true });
+    const results = run.results;
+    results.push(callIndex, wire.resultJson, wire.text === undefined ? null : Buffer.from(wire.text, "utf8"));
+    // Every result answered in this tick (50 parallel calls resolve in one microtask drain) goes
+    // in one message, written in the same write as anything else sent this tick.
+    if (results.length === RESULT_FIELDS) process.nextTick(() => this.#sendResults(run));
+  }
+
+  /** Sends the results queued for `run`, if it is still the active run. */
+  #sendResults(run: ActiveRun): void {
+    const results = run.results;
+    if (results.length === 0) return;
+    run.results = [];
+    if (this.#active !== run || run.killReason !== undefined) return;
     try {
-      this.#channel.send(
-        wire.text === undefined
-          ? { kind: FRAME_KIND.result, callIndex, resultJson: wire.resultJson }
-          : { kind: FRAME_KIND.result, callIndex, resultJson: wire.resultJson, textUtf8: Buffer.from(wire.text, "utf8") },
-      );
-    } catch (error) {
-      this.#channel.send({
-        kind: FRAME_KIND.result,
-        callIndex,
-        resultJson: errorResultJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${describeThrown(error)}`),
-      });
+      this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results });
+    } catch {
+      // Too large for one frame together: each on its own, and one too large alone becomes an error.
+      for (let i = 0; i < results.length; i += RESULT_FIELDS) {
+        const one = results.slice(i, i + RESULT_FIELDS);
+        try {
+          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: one });
+        } catch (error) {
+          const resultJson = errorResultJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${describeThrown(error)}`);
+          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: [one[0] as number, resultJson, null] });
+        }
+      }
     }
   }
 

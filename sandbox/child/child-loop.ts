@@ -8,14 +8,16 @@
  *  child-init ─ IsolatePool({ poolSize: 1 }).warm() ─ child-ready
  *  chain-run  ─ pool.acquire(limit) ─ runner.run(request) ─ chain-outcome ─ pool.release
  *             ─ pool.warm() (next context prepared) ─ child-ready
- *                    │ onToolCall ─ tool-call ─▶ host ─ tool-result ─▶ resolve the call
+ *                    │ onToolCall ─ tool-calls ─▶ host ─ tool-results ─▶ resolve the calls
  *                    │ onLog      ─ console-log ─▶ host
  *  chain-cancel ─ abort the run's signal (the runner disposes the isolate: `cancelled`)
  *  pipe closed  ─ exit (the host is gone or retired this child)
  * ```
  *
- * Results arrive as the `InvocationResult`'s JSON text (serialised on the host) and enter the
- * isolate as that text, with no parse here.
+ * The calls of one entry into the isolate leave in one `tool-calls` message, written as the entry
+ * returns (a console line sent meanwhile first sends the calls before it, so the host sees the
+ * script's order). Results arrive as the `InvocationResult`'s JSON text (serialised on the host)
+ * and enter the isolate as that text, with no parse here.
  * Everything that can fail in a run becomes an outcome; anything else (a bug, a V8 fatal
  * error) ends the process, and the host reports the chain as a sandbox death.
  * @module
@@ -27,13 +29,22 @@ import { IsolatePool } from "../isolate-pool.ts";
 import { EntryGuard } from "./entry-guard.ts";
 import type { Duplex } from "node:stream";
 import { ProcessChannel } from "../process-channel.ts";
-import { isHostMessage, PROCESS_MESSAGE_KIND, type ChainRunMessage, type ChildMessage, type HostMessage } from "../process-protocol.ts";
+import {
+  isHostMessage,
+  PROCESS_MESSAGE_KIND,
+  RESULT_FIELDS,
+  type ChainRunMessage,
+  type ChildMessage,
+  type HostMessage,
+} from "../process-protocol.ts";
 import type { SandboxRunOutcome } from "../sandbox-driver.ts";
 
 /** The chain in progress. */
 interface ActiveRun {
   readonly controller: AbortController;
   readonly pending: Map<number, (result: SerializedToolResult) => void>;
+  /** Calls made in the current entry and not sent yet, `callIndex, tool, argsJson, refusal` each. */
+  calls: (number | string | null)[];
 }
 
 /** Serves chains over the host pipe, one at a time; see the module comment. */
@@ -59,12 +70,18 @@ export class ChildLoop {
 
   #onMessage(message: HostMessage): void {
     switch (message.kind) {
-      case FRAME_KIND.result: {
-        const resolve = this.#active?.pending.get(message.callIndex);
-        if (resolve === undefined) return; // a result sent before the host read the outcome
-        this.#active?.pending.delete(message.callIndex);
-        const bytes = message.textUtf8;
-        resolve(bytes === undefined ? { resultJson: message.resultJson } : { resultJson: message.resultJson, text: utf8Text(bytes) });
+      case PROCESS_MESSAGE_KIND.results: {
+        const pending = this.#active?.pending;
+        const results = message.results;
+        for (let i = 0; i < results.length && pending !== undefined; i += RESULT_FIELDS) {
+          const callIndex = results[i] as number;
+          const resolve = pending.get(callIndex);
+          if (resolve === undefined) continue; // a result sent before the host read the outcome
+          pending.delete(callIndex);
+          const resultJson = results[i + 1] as string;
+          const bytes = results[i + 2] as Uint8Array | null;
+          resolve(bytes === null ? { resultJson } : { resultJson, text: utf8Text(bytes) });
+        }
         return;
       }
       case PROCESS_MESSAGE_KIND.run:
@@ -101,7 +118,7 @@ export class ChildLoop {
     if (pool === undefined || this.#active !== undefined) {
       outcome = sandboxFailure(pool === undefined ? "the child was not initialised" : "the child is already running a chain");
     } else {
-      const active: ActiveRun = { controller: new AbortController(), pending: new Map() };
+      const active: ActiveRun = { controller: new AbortController(), pending: new Map(), calls: [] };
       this.#active = active;
       outcome = await this.#execute(pool, active, message);
       this.#active = undefined;
@@ -136,26 +153,35 @@ export class ChildLoop {
         onToolCall: (call) =>
           new Promise<SerializedToolResult>((resolve) => {
             active.pending.set(call.callIndex, resolve);
-            channel.send({
-              kind: FRAME_KIND.call,
-              callIndex: call.callIndex,
-              tool: call.tool,
-              argsJson: call.argsJson,
-              ...(call.refusal === undefined ? {} : { refusal: call.refusal }),
-            });
+            active.calls.push(call.callIndex, call.tool, call.argsJson, call.refusal ?? null);
           }),
-        onLog: (level, text) => channel.send({ kind: FRAME_KIND.log, level, text }),
-        // One write per entry, as soon as its calls are queued (not at the end of the tick).
-        onFramesHandled: () => channel.flush(),
+        onLog: (level, text) => {
+          sendCalls(channel, active);
+          channel.send({ kind: FRAME_KIND.log, level, text });
+        },
+        // One message and one write per entry, as soon as its calls are queued.
+        onFramesHandled: () => {
+          sendCalls(channel, active);
+          channel.flush();
+        },
       });
     } finally {
+      sendCalls(channel, active);
       active.pending.clear();
       pool.release(runner);
     }
   }
 }
 
-/** A result's text sent apart as UTF-8 bytes (see `ResultMessage`), as a string. */
+/** Sends the calls `active` has queued, as one message. */
+function sendCalls(channel: ProcessChannel<HostMessage, ChildMessage>, active: ActiveRun): void {
+  if (active.calls.length === 0) return;
+  const calls = active.calls;
+  active.calls = [];
+  channel.send({ kind: PROCESS_MESSAGE_KIND.calls, calls });
+}
+
+/** A result's text sent apart as UTF-8 bytes (see `ToolResultsMessage`), as a string. */
 function utf8Text(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 }

@@ -15,8 +15,9 @@
  * Every value inside a frame is a string or a number: arguments, results and return values
  * cross as JSON text, serialised on the sending side; one exception, for speed: a result's large
  * `text` crosses apart from its JSON, as the string itself (see `wire-result.ts`). Inside one
- * process the frames travel as positional callback arguments (see {@link FRAME_KIND}); across a
- * process boundary or to disk they are the objects below, encoded by `codec.ts`.
+ * process the frames travel as positional callback arguments (see {@link FRAME_KIND}); as bytes
+ * they are the objects below, encoded by `codec.ts` (the process driver's pipe carries calls and
+ * results in batches of its own, `sandbox/process-protocol.ts`, and console lines as these frames).
  *
  * Batching inside one process: calls the script makes in the same microtask turn leave the
  * isolate as one `tool-calls` frame, and results that reach the host in the same tick enter it
@@ -32,7 +33,7 @@
  */
 
 /** Version of the frame shapes below. Both sides refuse frames of another version. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /**
  * The `kind` of every frame, in noun-verb style. Inside one process the isolate sends frames as

@@ -29,12 +29,16 @@ describe("ProcessChannel", () => {
     const { host, childEnd } = pair();
     const chunks: Buffer[] = [];
     childEnd.on("data", (chunk: Buffer) => chunks.push(chunk));
-    for (let callIndex = 0; callIndex < 50; callIndex++) host.send({ kind: FRAME_KIND.result, callIndex, resultJson: `{"n":${callIndex}}` });
+    for (let callIndex = 0; callIndex < 50; callIndex++) {
+      host.send({ kind: PROCESS_MESSAGE_KIND.results, results: [callIndex, `{"n":${callIndex}}`, null] });
+    }
     expect(chunks).toEqual([]);
     await tick();
     expect(chunks).toHaveLength(1);
     const decoded = new FrameDecoder(isHostMessage).push(chunks[0] as Buffer);
-    expect(decoded.map((message) => (message.kind === FRAME_KIND.result ? message.callIndex : -1))).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(decoded.map((message) => (message.kind === PROCESS_MESSAGE_KIND.results ? message.results[0] : -1))).toEqual(
+      Array.from({ length: 50 }, (_, i) => i),
+    );
   });
 
   it("delivers messages split across many chunks, a large one included", async () => {
@@ -72,7 +76,7 @@ describe("ProcessChannel", () => {
     const { host } = pair();
     const huge = "x".repeat(65 * 1024 * 1024);
     try {
-      host.send({ kind: FRAME_KIND.result, callIndex: 0, resultJson: huge });
+      host.send({ kind: PROCESS_MESSAGE_KIND.results, results: [0, huge, null] });
       throw new Error("expected a throw");
     } catch (error) {
       expect(isChainRuntimeError(error) && error.code).toBe("BRIDGE_FRAME_INVALID");
@@ -93,19 +97,30 @@ describe("process protocol guards", () => {
     expect(isHostMessage(outcome)).toBe(false);
     expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, status: "weird" } })).toBe(false);
     expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, error: { phase: "limit", name: "E" } } })).toBe(false);
-    expect(isChildMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(true);
-    expect(isHostMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(false);
-    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" })).toBe(true);
-    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}", textUtf8: new Uint8Array([0x61]) })).toBe(true);
-    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}", textUtf8: "a" })).toBe(false);
-    expect(isChildMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" })).toBe(false);
+    const calls = { kind: PROCESS_MESSAGE_KIND.calls, calls: [0, "t", "{}", null, 1, "u", "{}", "not plain data"] };
+    expect(isChildMessage(calls)).toBe(true);
+    expect(isHostMessage(calls)).toBe(false);
+    for (const bad of [[], [0, "t", "{}"], [-1, "t", "{}", null], [0.5, "t", "{}", null], [0, 1, "{}", null], [0, "t", {}, null], [0, "t", "{}", 7], "0"]) {
+      expect(isChildMessage({ kind: PROCESS_MESSAGE_KIND.calls, calls: bad })).toBe(false);
+    }
+    const results = { kind: PROCESS_MESSAGE_KIND.results, results: [0, "{}", null, 1, "{}", new Uint8Array([0x61])] };
+    expect(isHostMessage(results)).toBe(true);
+    expect(isChildMessage(results)).toBe(false);
+    for (const bad of [[], [0, "{}"], [-1, "{}", null], [0, 1, null], [0, "{}", "a"], [0, "{}", undefined], null]) {
+      expect(isHostMessage({ kind: PROCESS_MESSAGE_KIND.results, results: bad })).toBe(false);
+    }
+    // the single-call bridge frames do not travel on this pipe
+    expect(isChildMessage({ kind: FRAME_KIND.call, callIndex: 0, tool: "t", argsJson: "{}" })).toBe(false);
+    expect(isHostMessage({ kind: FRAME_KIND.result, callIndex: 0, resultJson: "{}" })).toBe(false);
   });
 
   it("carries a result's text bytes through the codec as bytes", () => {
     const bytes = Buffer.from("é😀".repeat(10_000), "utf8");
-    const [decoded] = new FrameDecoder(isHostMessage).push(encodeMessage({ kind: FRAME_KIND.result, callIndex: 2, resultJson: "{}", textUtf8: bytes }));
-    expect(decoded).toMatchObject({ kind: FRAME_KIND.result, callIndex: 2, resultJson: "{}" });
-    const text = (decoded as { textUtf8?: unknown }).textUtf8;
+    const [decoded] = new FrameDecoder(isHostMessage).push(encodeMessage({ kind: PROCESS_MESSAGE_KIND.results, results: [2, "{}", bytes, 3, "{}", null] }));
+    expect(decoded?.kind).toBe(PROCESS_MESSAGE_KIND.results);
+    const fields = (decoded as { results: readonly unknown[] }).results;
+    expect(fields.filter((_, i) => i !== 2)).toEqual([2, "{}", 3, "{}", null]);
+    const text = fields[2];
     expect(text).toBeInstanceOf(Uint8Array);
     expect(Buffer.from(text as Uint8Array).equals(bytes)).toBe(true);
   });

@@ -1,0 +1,169 @@
+import { duplexPair } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { FRAME_KIND } from "../../src/bridge/protocol.ts";
+import type { InvocationResult } from "../../src/kernel/index.ts";
+import { ChildLoop } from "../../sandbox/child/child-loop.ts";
+import { ProcessChannel } from "../../sandbox/process-channel.ts";
+import { CALL_FIELDS, isChildMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "../../sandbox/process-protocol.ts";
+import { getPreludeSource } from "../../sandbox/prelude-bundle.ts";
+import { SandboxProcess } from "../../sandbox/sandbox-process.ts";
+import type { SandboxRunOutcome, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import { chainScript } from "../contracts/sandbox-driver.contract.ts";
+
+const LIMITS = { memoryLimitMb: 64, cpuTimeMs: 2_000, totalTimeoutMs: 5_000, maxOutputBytes: 4_096, maxArgumentBytes: 1_024 };
+
+/**
+ * A child loop on one end of an in-memory pipe and a host channel on the other: every message the
+ * child writes is recorded, in order, and the test answers calls by hand.
+ */
+function childOnPipe(): {
+  host: ProcessChannel<ChildMessage, HostMessage>;
+  received: ChildMessage[];
+  next: (kind: ChildMessage["kind"]) => Promise<ChildMessage>;
+  close: () => void;
+} {
+  const [hostEnd, childEnd] = duplexPair();
+  const received: ChildMessage[] = [];
+  let wake: (() => void) | undefined;
+  const host = new ProcessChannel<ChildMessage, HostMessage>(hostEnd, isChildMessage, {
+    onMessage: (message) => {
+      received.push(message);
+      wake?.();
+    },
+    onClose: () => undefined,
+  });
+  new ChildLoop(childEnd, () => undefined);
+  let read = 0;
+  const next = async (kind: ChildMessage["kind"]): Promise<ChildMessage> => {
+    for (;;) {
+      while (read < received.length) {
+        const message = received[read++] as ChildMessage;
+        if (message.kind === kind) return message;
+      }
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  };
+  return { host, received, next, close: () => host.destroy() };
+}
+
+function startChain(host: ProcessChannel<ChildMessage, HostMessage>, body: string): void {
+  host.send({
+    kind: PROCESS_MESSAGE_KIND.run,
+    chainId: "wire",
+    script: chainScript(body),
+    scriptName: "chain.js",
+    toolNames: ["echo"],
+    maxToolCalls: 100,
+    limits: LIMITS,
+    seed: 1,
+    clockStart: 0,
+  });
+}
+
+const okJson = (text: string): string => JSON.stringify({ status: "ok", text });
+
+describe("sandbox child wire", () => {
+  let close: (() => void) | undefined;
+  afterEach(() => close?.());
+
+  it("sends the calls of one entry as one message, and takes their results as one", async () => {
+    const child = childOnPipe();
+    close = child.close;
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.init, memoryLimitMb: 64, maxRunsPerIsolate: 10, preludeSource: getPreludeSource() });
+    await child.next(PROCESS_MESSAGE_KIND.ready);
+    startChain(child.host, "const r = await Promise.all(Array.from({ length: 50 }, (_, n) => tools.echo({ n }))); return r.map((x) => x.text).join();");
+    const calls = await child.next(PROCESS_MESSAGE_KIND.calls);
+    if (calls.kind !== PROCESS_MESSAGE_KIND.calls) throw new Error("unreachable");
+    expect(calls.calls).toHaveLength(50 * CALL_FIELDS);
+    expect(calls.calls.slice(0, 8)).toEqual([0, "echo", '{"n":0}', null, 1, "echo", '{"n":1}', null]);
+    const results: (number | string | null)[] = [];
+    for (let callIndex = 49; callIndex >= 0; callIndex--) results.push(callIndex, okJson(`r${callIndex}`), null);
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.results, results });
+    const outcome = await child.next(PROCESS_MESSAGE_KIND.outcome);
+    expect(outcome).toMatchObject({ outcome: { status: "ok", returnJson: JSON.stringify(Array.from({ length: 50 }, (_, n) => `r${n}`).join()) } });
+    expect(child.received.filter((message) => message.kind === PROCESS_MESSAGE_KIND.calls)).toHaveLength(1);
+  });
+
+  it("keeps the script's order of calls and console lines, a large text's bytes decoded", async () => {
+    const child = childOnPipe();
+    close = child.close;
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.init, memoryLimitMb: 64, maxRunsPerIsolate: 10, preludeSource: getPreludeSource() });
+    await child.next(PROCESS_MESSAGE_KIND.ready);
+    startChain(child.host, 'const a = tools.echo({ n: 0 }); console.log("between"); const b = tools.echo({ n: 1 }); return [(await a).text.length, (await b).text];');
+    await child.next(PROCESS_MESSAGE_KIND.calls);
+    await child.next(PROCESS_MESSAGE_KIND.calls);
+    expect(child.received.map((message) => message.kind)).toEqual([
+      PROCESS_MESSAGE_KIND.ready,
+      PROCESS_MESSAGE_KIND.calls,
+      FRAME_KIND.log,
+      PROCESS_MESSAGE_KIND.calls,
+    ]);
+    const large = "é😀".repeat(5_000);
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.results, results: [1, okJson("second"), null, 0, okJson(""), Buffer.from(large, "utf8")] });
+    const outcome = await child.next(PROCESS_MESSAGE_KIND.outcome);
+    expect(outcome).toMatchObject({ outcome: { status: "ok", returnJson: JSON.stringify([large.length, "second"]) } });
+  });
+});
+
+const FAKE_CHILD = fileURLToPath(new URL("../fixtures/sandbox/batch-recording-child.ts", import.meta.url));
+
+/** Runs `calls` through a {@link SandboxProcess} whose child records the result messages it gets. */
+async function resultBatches(calls: [string, string][], answer: (call: SandboxToolCall) => Promise<InvocationResult>): Promise<unknown> {
+  const sandbox = new SandboxProcess({ entry: FAKE_CHILD, memoryLimitMb: 64, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
+  try {
+    await sandbox.ready;
+    const outcome: SandboxRunOutcome = await sandbox.run({
+      chainId: "wire",
+      script: JSON.stringify(calls),
+      scriptName: "chain.js",
+      toolNames: ["echo"],
+      maxToolCalls: 100,
+      limits: LIMITS,
+      seed: 1,
+      clockStart: 0,
+      onToolCall: answer,
+    });
+    expect(outcome.status).toBe("ok");
+    return JSON.parse(outcome.returnJson ?? "null");
+  } finally {
+    sandbox.kill();
+    await sandbox.exited;
+  }
+}
+
+describe("sandbox host wire", () => {
+  it("answers every call settled in one tick with one message, later ones with another", async () => {
+    const batches = await resultBatches(
+      [
+        ["echo", '{"n":0}'],
+        ["echo", '{"n":1}'],
+        ["echo", '{"n":2}'],
+      ],
+      (call) =>
+        call.callIndex === 1
+          ? new Promise((resolve) => setTimeout(() => resolve({ status: "ok", text: "late" }), 20))
+          : Promise.resolve({ status: "ok", text: `now ${call.callIndex}` }),
+    );
+    expect(batches).toEqual([
+      [
+        [0, okJson("now 0"), null],
+        [2, okJson("now 2"), null],
+      ],
+      [[1, okJson("late"), null]],
+    ]);
+  });
+
+  it("splits results too large for one frame together, and answers one too large alone with an error", async () => {
+    const mib = 1024 * 1024;
+    const sizes = [40 * mib, 40 * mib, 65 * mib];
+    const batches = (await resultBatches(
+      sizes.map((_, n) => ["echo", `{"n":${n}}`]),
+      (call) => Promise.resolve({ status: "ok", text: "x".repeat(sizes[call.callIndex] as number) }),
+    )) as [number, string, number | null][][];
+    expect(batches.map((batch) => batch.map(([callIndex, , bytes]) => [callIndex, bytes]))).toEqual([[[0, 40 * mib]], [[1, 40 * mib]], [[2, null]]]);
+    const tooLarge = JSON.parse((batches[2] as [number, string, null][])[0]?.[1] ?? "{}") as { status: string; code: string; text: string };
+    expect(tooLarge).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
+    expect(tooLarge.text).toMatch(/too large for the sandbox pipe/);
+  });
+});
