@@ -12,6 +12,8 @@ import type { SandboxRunOutcome, SandboxToolCall } from "../../sandbox/sandbox-d
 import { chainScript } from "../contracts/sandbox-driver.contract.ts";
 
 const LIMITS = { memoryLimitMb: 64, cpuTimeMs: 2_000, totalTimeoutMs: 5_000, maxOutputBytes: 4_096, maxArgumentBytes: 1_024 };
+/** The fields of every run here but its script. */
+const RUN = { chainId: "wire", scriptName: "chain.js", toolNames: ["echo"], maxToolCalls: 100, limits: LIMITS, seed: 1, clockStart: 0 };
 
 /**
  * A child loop on one end of an in-memory pipe and a host channel on the other: every message the
@@ -48,17 +50,7 @@ function childOnPipe(): {
 }
 
 function startChain(host: ProcessChannel<ChildMessage, HostMessage>, body: string): void {
-  host.send({
-    kind: PROCESS_MESSAGE_KIND.run,
-    chainId: "wire",
-    script: chainScript(body),
-    scriptName: "chain.js",
-    toolNames: ["echo"],
-    maxToolCalls: 100,
-    limits: LIMITS,
-    seed: 1,
-    clockStart: 0,
-  });
+  host.send({ kind: PROCESS_MESSAGE_KIND.run, ...RUN, script: chainScript(body) });
 }
 
 const okJson = (text: string): string => JSON.stringify({ status: "ok", text });
@@ -113,17 +105,7 @@ async function resultBatches(calls: [string, string][], answer: (call: SandboxTo
   const sandbox = new SandboxProcess({ entry: FAKE_CHILD, memoryLimitMb: 64, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
   try {
     await sandbox.ready;
-    const outcome: SandboxRunOutcome = await sandbox.run({
-      chainId: "wire",
-      script: JSON.stringify(calls),
-      scriptName: "chain.js",
-      toolNames: ["echo"],
-      maxToolCalls: 100,
-      limits: LIMITS,
-      seed: 1,
-      clockStart: 0,
-      onToolCall: answer,
-    });
+    const outcome: SandboxRunOutcome = await sandbox.run({ ...RUN, script: JSON.stringify(calls), onToolCall: answer });
     expect(outcome.status).toBe("ok");
     return JSON.parse(outcome.returnJson ?? "null");
   } finally {
