@@ -1,3 +1,4 @@
+import { takeHandedOver } from "../kernel/blob-handover.ts";
 import { ChainRuntimeError, isArtifactRef, type ArtifactRef, type BlobGcOptions, type BlobMeta } from "../kernel/index.ts";
 
 /** MIME type of a blob put without one. */
@@ -23,14 +24,21 @@ export function hexToRef(hex: string): ArtifactRef {
   return `sha256:${hex}`;
 }
 
+const utf8Encoder = new TextEncoder();
+
 /**
  * A private copy of the bytes to store: strings become UTF-8, byte arrays are copied so a caller
  * mutating its array after `put` cannot change what is stored or make it disagree with its ref.
+ * The copy is `new Uint8Array(input)`, whatever the array's class: its own `slice` could return a
+ * view (a Node `Buffer`'s does). Bytes isochain made for the store and gave away (see
+ * `kernel/blob-handover.ts`) are kept, as a plain `Uint8Array` over the same memory.
  * Throws `ARGUMENT_INVALID` for anything else.
  */
 export function toBlobBytes(input: unknown): Uint8Array {
-  if (typeof input === "string") return new TextEncoder().encode(input);
-  if (input instanceof Uint8Array) return input.slice();
+  if (typeof input === "string") return utf8Encoder.encode(input);
+  if (input instanceof Uint8Array) {
+    return takeHandedOver(input) ? new Uint8Array(input.buffer, 0, input.byteLength) : new Uint8Array(input);
+  }
   throw new ChainRuntimeError("ARGUMENT_INVALID", `A blob must be a Uint8Array or a string; got ${typeName(input)}.`, {
     details: { argument: "bytes", type: typeName(input) },
   });

@@ -55,7 +55,7 @@ export class MemoryBlobStore implements BlobStore {
 
   /** A copy of the bytes of `ref`. Throws `ARTIFACT_NOT_FOUND` when absent. */
   async resolve(ref: ArtifactRef): Promise<Uint8Array> {
-    return this.#require(ref).bytes.slice();
+    return new Uint8Array(this.#require(ref).bytes);
   }
 
   /** What the store knows of `ref`, or `undefined` when absent. */

@@ -80,6 +80,25 @@ export function runBlobStoreContract(name: string, options: BlobStoreContractOpt
         expect(await store.resolve(ref)).toEqual(bytes(7, 8, 9));
       });
 
+      it("copies a Node Buffer too (whose slice shares its memory) and an array with its own slice", async () => {
+        const store = await create();
+        const buffer = Buffer.from("hello");
+        const ref = await store.put(buffer);
+        buffer[0] = 0x4a; // "Jello"
+        expect(ref).toBe(refOf("hello"));
+        expect(Buffer.from(await store.resolve(ref)).toString()).toBe("hello");
+        class SharingArray extends Uint8Array<ArrayBuffer> {
+          override slice(): Uint8Array<ArrayBuffer> {
+            return this; // a hostile or careless subclass: no copy
+          }
+        }
+        const shared = new SharingArray(new ArrayBuffer(3));
+        shared.set([1, 2, 3]);
+        const sharedRef = await store.put(shared);
+        shared[0] = 9;
+        expect(await store.resolve(sharedRef)).toEqual(bytes(1, 2, 3));
+      });
+
       it("is not affected by the caller mutating resolved bytes", async () => {
         const store = await create();
         const ref = await store.put(bytes(4, 5));

@@ -8,12 +8,16 @@ import {
   type ImageBlock,
   type InvocationResult,
 } from "../../kernel/index.ts";
+import { handOverBytes } from "../../kernel/blob-handover.ts";
 import { normalizeToolResult } from "../../toolbox/normalize-tool-result.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 import type { SessionState } from "../invoker-session.ts";
 
 /** Characters of an offloaded result kept inline as its preview. */
 export const PREVIEW_CHARS = 512;
+
+/** One encoder for every offloaded text. */
+const utf8Encoder = new TextEncoder();
 
 const EXTENSIONS: Readonly<Record<string, string>> = Object.freeze({
   "image/png": "png",
@@ -123,18 +127,19 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     blob = JSON.stringify({ text, structured });
     mimeType = "application/json";
   }
-  // Encoded once here: the store gets the UTF-8 bytes it would have made from the string (a
-  // store copies them), and their count is the result's `bytes`, without a second pass over a
-  // large text.
-  const encoded = Buffer.from(blob, "utf8");
+  // Encoded once here: the store gets the UTF-8 bytes it would have made from the string, given
+  // away (the built-in stores keep them instead of copying), and their count is the result's
+  // `bytes`, without a second pass over a large text. `TextEncoder` rather than `Buffer.from`:
+  // 0.6-0.8 vs 0.9-1.4 ms per MiB here.
+  const encoded = utf8Encoder.encode(blob);
+  const bytes = encoded.length;
   let ref: ArtifactRef;
   try {
-    ref = await store.put(encoded, { mimeType, name: tool });
+    ref = await store.put(handOverBytes(encoded), { mimeType, name: tool });
     await state.pin(ref);
   } catch (error) {
     return storeFailed(tool, error);
   }
-  const bytes = encoded.length;
   return {
     status: "ok",
     text: preview(text, bytes, ref),
@@ -162,12 +167,13 @@ function preview(text: string, bytes: number, ref: ArtifactRef): string {
 async function storeMedia(block: ImageBlock | AudioBlock, tool: string, state: SessionState): Promise<ChainFile> {
   const store = state.blobStore;
   if (!store) throw new Error("no blob store");
-  const bytes = Buffer.from(block.data, "base64");
+  const decoded = Buffer.from(block.data, "base64");
+  const bytes = decoded.byteLength;
   const n = state.nextMediaIndex(tool);
   const path = `/workspace/media/${safeFileStem(tool)}_${n}.${mediaExtension(block.mimeType)}`;
-  const artifactRef = await store.put(bytes, { mimeType: block.mimeType, name: path });
+  const artifactRef = await store.put(handOverBytes(decoded), { mimeType: block.mimeType, name: path });
   await state.pin(artifactRef);
-  return { path, artifactRef, mimeType: block.mimeType, bytes: bytes.byteLength };
+  return { path, artifactRef, mimeType: block.mimeType, bytes };
 }
 
 function describeFiles(files: readonly ChainFile[]): string {
