@@ -26,7 +26,7 @@
  * `chain-run` and is dropped there, never delivered to the wrong chain.
  * @module
  */
-import { isFrame } from "../src/bridge/codec.ts";
+import { isFrame, MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
 import { FRAME_KIND, type LogFrame } from "../src/bridge/protocol.ts";
 import type { SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
@@ -109,6 +109,58 @@ export interface ToolResultsMessage {
 
 /** Slots per result in {@link ToolResultsMessage.results}. */
 export const RESULT_FIELDS = 3;
+
+/** Room kept in a batch's frame for its envelope and field headers, bytes. */
+const BATCH_ENVELOPE_BYTES = 64 * 1024;
+/** Strings up to this length count 3 bytes per UTF-16 unit; longer ones their exact UTF-8 length. */
+const BOUND_BY_LENGTH_MAX = 1024 * 1024;
+
+/** One batch of a split: `fields` slots per entry; `oversized` for a single entry too large to send. */
+export interface BatchPart<T> {
+  readonly entries: T[];
+  readonly oversized: boolean;
+}
+
+/**
+ * Splits a flat batch (`fields` slots per entry) into batches that cannot pass the codec's frame
+ * limit once encoded, so no send fails after its batch was packed (a failed pack costs a copy
+ * of everything and leaves msgpackr's buffer that large). Sizes are bounded from above: a string
+ * counts 3 bytes per UTF-16 unit (its exact UTF-8 length past 1 Mi units), bytes their length. An
+ * entry too large on its own comes back alone with `oversized` set, for the sender to replace with
+ * an error. One part, the batch itself, in the usual case.
+ */
+export function splitBatch<T>(flat: readonly T[], fields: number): BatchPart<T>[] {
+  const budget = MAX_FRAME_BYTES - BATCH_ENVELOPE_BYTES;
+  const parts: BatchPart<T>[] = [];
+  let start = 0;
+  let size = 0;
+  for (let i = 0; i < flat.length; i += fields) {
+    let entry = 0;
+    for (let j = i; j < i + fields; j++) entry += encodedSizeBound(flat[j]);
+    if (entry > budget) {
+      if (i > start) parts.push({ entries: flat.slice(start, i), oversized: false });
+      parts.push({ entries: flat.slice(i, i + fields), oversized: true });
+      start = i + fields;
+      size = 0;
+    } else if (size + entry > budget) {
+      parts.push({ entries: flat.slice(start, i), oversized: false });
+      start = i;
+      size = entry;
+    } else {
+      size += entry;
+    }
+  }
+  if (start === 0 && parts.length === 0) return [{ entries: flat as T[], oversized: false }];
+  if (start < flat.length) parts.push({ entries: flat.slice(start), oversized: false });
+  return parts;
+}
+
+/** An upper bound of the msgpack size of one field. */
+function encodedSizeBound(value: unknown): number {
+  if (typeof value === "string") return 5 + (value.length <= BOUND_BY_LENGTH_MAX ? value.length * 3 : Buffer.byteLength(value, "utf8"));
+  if (value instanceof Uint8Array) return 5 + value.byteLength;
+  return 9;
+}
 
 /** Everything the host sends. */
 export type HostMessage = ChildInitMessage | ChainRunMessage | ChainCancelMessage | ToolResultsMessage;

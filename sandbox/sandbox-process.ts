@@ -26,6 +26,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
+import { MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
 import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
@@ -36,6 +37,7 @@ import {
   isChildMessage,
   PROCESS_MESSAGE_KIND,
   RESULT_FIELDS,
+  splitBatch,
   type ChildMessage,
   type HostMessage,
 } from "./process-protocol.ts";
@@ -366,19 +368,21 @@ export class SandboxProcess {
     if (results.length === 0) return;
     run.results = [];
     if (this.#active !== run || run.killReason !== undefined) return;
-    try {
-      this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results });
-    } catch {
-      // Too large for one frame together: each on its own, and one too large alone becomes an error.
-      for (let i = 0; i < results.length; i += RESULT_FIELDS) {
-        const one = results.slice(i, i + RESULT_FIELDS);
+    // Results too large together go in several messages; one too large alone is answered with an error.
+    for (const part of splitBatch(results, RESULT_FIELDS)) {
+      let reason = `it is over the ${MAX_FRAME_BYTES}-byte frame limit`;
+      if (!part.oversized) {
         try {
-          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: one });
+          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: part.entries });
+          continue;
         } catch (error) {
-          const resultJson = errorResultJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${describeThrown(error)}`);
-          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: [one[0] as number, resultJson, null] });
+          reason = describeThrown(error);
         }
       }
+      const resultJson = errorResultJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${reason}`);
+      const answers: (number | string | null)[] = [];
+      for (let i = 0; i < part.entries.length; i += RESULT_FIELDS) answers.push(part.entries[i] as number, resultJson, null);
+      this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: answers });
     }
   }
 

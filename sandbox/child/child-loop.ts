@@ -22,6 +22,7 @@
  * error) ends the process, and the host reports the chain as a sandbox death.
  * @module
  */
+import { MAX_FRAME_BYTES } from "../../src/bridge/codec.ts";
 import { FRAME_KIND } from "../../src/bridge/protocol.ts";
 import { describeThrown } from "../../src/kernel/index.ts";
 import type { SerializedToolResult } from "../isolate-common.ts";
@@ -30,9 +31,11 @@ import { EntryGuard } from "./entry-guard.ts";
 import type { Duplex } from "node:stream";
 import { ProcessChannel } from "../process-channel.ts";
 import {
+  CALL_FIELDS,
   isHostMessage,
   PROCESS_MESSAGE_KIND,
   RESULT_FIELDS,
+  splitBatch,
   type ChainRunMessage,
   type ChildMessage,
   type HostMessage,
@@ -173,12 +176,33 @@ export class ChildLoop {
   }
 }
 
-/** Sends the calls `active` has queued, as one message. */
+/**
+ * Sends the calls `active` has queued: one message, or several when their arguments together
+ * would pass the frame limit. A call too large to send on its own still crosses, refused (as the
+ * prelude refuses arguments over the limit), so the host answers and traces it. Never throws: it
+ * runs where a throw would end the child (a batch boundary) or lose a console line.
+ */
 function sendCalls(channel: ProcessChannel<HostMessage, ChildMessage>, active: ActiveRun): void {
   if (active.calls.length === 0) return;
   const calls = active.calls;
   active.calls = [];
-  channel.send({ kind: PROCESS_MESSAGE_KIND.calls, calls });
+  for (const part of splitBatch(calls, CALL_FIELDS)) {
+    let reason = `it is over the ${MAX_FRAME_BYTES}-byte frame limit`;
+    if (!part.oversized) {
+      try {
+        channel.send({ kind: PROCESS_MESSAGE_KIND.calls, calls: part.entries });
+        continue;
+      } catch (error) {
+        reason = describeThrown(error);
+      }
+    }
+    const refused: (number | string | null)[] = [];
+    for (let i = 0; i < part.entries.length; i += CALL_FIELDS) {
+      const tool = part.entries[i + 1] as string;
+      refused.push(part.entries[i] as number, tool, "{}", `tools.${tool}: the arguments are too large for the sandbox pipe: ${reason}.`);
+    }
+    channel.send({ kind: PROCESS_MESSAGE_KIND.calls, calls: refused });
+  }
 }
 
 /** A result's text sent apart as UTF-8 bytes (see `ToolResultsMessage`), as a string. */

@@ -56,8 +56,17 @@ export function encodeMessage(message: unknown): Uint8Array {
     throw new ChainRuntimeError("BRIDGE_FRAME_INVALID", `A bridge frame of ${bodyLength} bytes exceeds ${MAX_FRAME_BYTES}.`);
   }
   new DataView(frame.buffer, frame.byteOffset, HEADER_BYTES).setUint32(0, bodyLength, false);
+  // msgpackr keeps packing into a buffer as large as the largest message so far (a new one of the
+  // same size once it is full): after a large message, start over with a small one, so the host
+  // does not hold that size for good (the frame just made stays valid; it is its own view).
+  if (frame.buffer.byteLength > KEEP_PACK_BUFFER_BYTES) packr.useBuffer(Buffer.allocUnsafeSlow(INITIAL_PACK_BUFFER_BYTES));
   return frame;
 }
+
+/** Largest msgpackr buffer kept for the next message, bytes. */
+const KEEP_PACK_BUFFER_BYTES = 1024 * 1024;
+/** msgpackr's own first buffer size, bytes. */
+const INITIAL_PACK_BUFFER_BYTES = 8192;
 
 /**
  * Decodes exactly one length-prefixed frame. Throws `ChainRuntimeError` `BRIDGE_FRAME_INVALID`

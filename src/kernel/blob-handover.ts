@@ -5,7 +5,9 @@
  * or make it disagree with its ref; when the caller is isochain itself and the array was made
  * for the store (the invoker's UTF-8 encoding of an offloaded result), that copy is waste: a
  * fresh megabyte costs 0.3-0.6 ms here, mostly page faults. A store that does not know the mark
- * copies as its contract says.
+ * copies as its contract says. The mark travels with the array, not with a store: a custom store
+ * that passes the bytes on to a built-in one and also keeps them (a cache whose `resolve` hands
+ * that same array out) would share memory with it; such a store already breaks `put`'s copy.
  * @module
  */
 

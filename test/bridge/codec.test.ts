@@ -181,3 +181,15 @@ describe("bridge codec", () => {
     expect(isFrame({ kind: FRAME_KIND.done, error: { name: "E" } })).toBe(false);
   });
 });
+
+describe("codec memory", () => {
+  it("does not keep packing into a large buffer after a large message", () => {
+    const large = encodeFrame({ kind: FRAME_KIND.log, level: "log", text: "x".repeat(4 * 1024 * 1024) });
+    expect(large.buffer.byteLength).toBeGreaterThan(4 * 1024 * 1024);
+    const small = encodeFrame({ kind: FRAME_KIND.log, level: "log", text: "after" });
+    expect(small.buffer.byteLength).toBeLessThanOrEqual(1024 * 1024);
+    expect(decodeFrame(small)).toEqual({ kind: FRAME_KIND.log, level: "log", text: "after" });
+    // the large frame is still whole: the new buffer did not write over it
+    expect((decodeFrame(large) as { text: string }).text.length).toBe(4 * 1024 * 1024);
+  });
+});

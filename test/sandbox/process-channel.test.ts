@@ -4,7 +4,16 @@ import { encodeMessage, FrameDecoder } from "../../src/bridge/codec.ts";
 import { FRAME_KIND } from "../../src/bridge/protocol.ts";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import { ProcessChannel } from "../../sandbox/process-channel.ts";
-import { isChildMessage, isHostMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "../../sandbox/process-protocol.ts";
+import { MAX_FRAME_BYTES } from "../../src/bridge/codec.ts";
+import {
+  isChildMessage,
+  isHostMessage,
+  PROCESS_MESSAGE_KIND,
+  RESULT_FIELDS,
+  splitBatch,
+  type ChildMessage,
+  type HostMessage,
+} from "../../sandbox/process-protocol.ts";
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -134,5 +143,30 @@ describe("FrameDecoder with many chunks", () => {
     expect(decoder.pendingBytes).toBe(bytes.length - 1);
     expect(decoder.push(bytes.subarray(bytes.length - 1))).toEqual([{ kind: PROCESS_MESSAGE_KIND.ready }]);
     expect(decoder.pendingBytes).toBe(0);
+  });
+});
+
+describe("splitBatch", () => {
+  it("keeps a batch whole in the usual case", () => {
+    const flat = [0, "{}", null, 1, "{}", null];
+    expect(splitBatch(flat, RESULT_FIELDS)).toEqual([{ entries: flat, oversized: false }]);
+  });
+
+  it("splits where the encoded size could pass the frame limit, and isolates an entry too large alone", () => {
+    const mib = 1024 * 1024;
+    const big = new Uint8Array(40 * mib); // bytes count as they are
+    const text = "x".repeat(12 * mib); // a long string counts its exact UTF-8 length
+    const huge = new Uint8Array(MAX_FRAME_BYTES);
+    const flat = [0, "{}", big, 1, "{}", big, 2, text, null, 3, "{}", huge, 4, "{}", null];
+    const parts = splitBatch(flat, RESULT_FIELDS);
+    expect(parts.map((part) => [part.entries.filter((_, i) => i % RESULT_FIELDS === 0), part.oversized])).toEqual([
+      [[0], false],
+      [[1, 2], false],
+      [[3], true],
+      [[4], false],
+    ]);
+    for (const part of parts) {
+      if (!part.oversized) expect(encodeMessage({ kind: PROCESS_MESSAGE_KIND.results, results: part.entries }).length).toBeLessThan(MAX_FRAME_BYTES);
+    }
   });
 });

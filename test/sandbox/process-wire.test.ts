@@ -49,8 +49,8 @@ function childOnPipe(): {
   return { host, received, next, close: () => host.destroy() };
 }
 
-function startChain(host: ProcessChannel<ChildMessage, HostMessage>, body: string): void {
-  host.send({ kind: PROCESS_MESSAGE_KIND.run, ...RUN, script: chainScript(body) });
+function startChain(host: ProcessChannel<ChildMessage, HostMessage>, body: string, limits = LIMITS): void {
+  host.send({ kind: PROCESS_MESSAGE_KIND.run, ...RUN, limits, script: chainScript(body) });
 }
 
 const okJson = (text: string): string => JSON.stringify({ status: "ok", text });
@@ -58,6 +58,25 @@ const okJson = (text: string): string => JSON.stringify({ status: "ok", text });
 describe("sandbox child wire", () => {
   let close: (() => void) | undefined;
   afterEach(() => close?.());
+
+  it("splits calls too large for one frame together, and keeps a console line after them", async () => {
+    const child = childOnPipe();
+    close = child.close;
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.init, memoryLimitMb: 256, maxRunsPerIsolate: 10, preludeSource: getPreludeSource() });
+    await child.next(PROCESS_MESSAGE_KIND.ready);
+    // 9 calls of 8 MB arguments in one entry: 72 MB together, over the 64 MiB frame limit
+    const body = 'const s = "x".repeat(8_000_000); const all = Promise.all(Array.from({ length: 9 }, () => tools.echo({ s }))); console.log("after"); return (await all).length;';
+    startChain(child.host, body, { ...LIMITS, memoryLimitMb: 256, maxArgumentBytes: 8 * 1024 * 1024 });
+    await child.next(FRAME_KIND.log);
+    const batches = child.received.filter((message) => message.kind === PROCESS_MESSAGE_KIND.calls);
+    expect(batches.length).toBeGreaterThan(1);
+    const callIndexes = batches.flatMap((message) => message.calls.filter((_, i) => i % CALL_FIELDS === 0));
+    expect(callIndexes).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(batches.flatMap((message) => message.calls.filter((_, i) => i % CALL_FIELDS === 3))).toEqual(Array(9).fill(null));
+    expect(child.received.at(-1)?.kind).toBe(FRAME_KIND.log);
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.results, results: callIndexes.flatMap((callIndex) => [callIndex, okJson("ok"), null]) });
+    expect(await child.next(PROCESS_MESSAGE_KIND.outcome)).toMatchObject({ outcome: { status: "ok", returnJson: "9" } });
+  }, 30_000);
 
   it("sends the calls of one entry as one message, and takes their results as one", async () => {
     const child = childOnPipe();
