@@ -1,5 +1,6 @@
 // One linter for the whole tree. The import rules encode the project's dependency direction:
-// kernel <- toolbox/artifacts/approval/bridge/compile/trace <- invoker/manager <- sandbox <- chain <- cli.
+// kernel <- toolbox/skills/artifacts/approval/bridge/compile/trace <- invoker <- manager; kernel + bridge <- sandbox;
+// all of them <- chain <- cli (through the public entry, src/index.ts).
 import tseslint from "typescript-eslint";
 
 const nodeOnly = ["node:*", "fs", "path", "os", "child_process", "net", "crypto", "util", "worker_threads"];
@@ -27,6 +28,22 @@ export default tseslint.config(
   {
     files: ["sandbox/**/*.ts", "benchmarks/**/*.ts", "test/**/*.ts"],
     rules: { "no-restricted-imports": "off" },
+  },
+  {
+    files: ["sandbox/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\./)+src/(?!kernel/|bridge/)",
+              message: "The sandbox knows the kernel's types and the bridge's frames only: never the invoker, the chain runtime or the CLI.",
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     files: ["src/kernel/**/*.ts"],
@@ -70,6 +87,38 @@ export default tseslint.config(
           patterns: [
             { group: ["**/sandbox/*", "**/chain/*", "**/cli/*"], message: "Lower layers never import the chain runtime, the sandbox or the CLI." },
           ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/{toolbox,skills,artifacts,approval,trace,compile,bridge}/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "isolated-vm", message: "Only sandbox/ may import isolated-vm." },
+            { name: "fastify", message: "Only src/server/ may import fastify." },
+          ],
+          patterns: [
+            {
+              group: ["**/invoker/*", "**/manager/*", "**/sandbox/*", "**/chain/*", "**/cli/*"],
+              message: "The tool, store, trace, compile and bridge layer sits under the invoker: it never imports the invoker, the manager or anything above them.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/cli/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [{ name: "isolated-vm", message: "Only sandbox/ may import isolated-vm." }],
+          patterns: [{ regex: "^\\.\\./(?!index\\.ts$)", message: "The CLI uses only the public API: import from ../index.ts." }],
         },
       ],
     },

@@ -77,7 +77,7 @@ export { exportTraceJson } from "./trace/export-trace-json.ts";
 export { renderScriptWithMarker, renderTraceTable } from "./trace/render-trace.ts";
 export type { ChainTraceError, TracedChainRunResult } from "./chain/traced-chain-run-result.ts";
 export { replay, type ReplayOptions, type ReplayReport } from "./chain/replay.ts";
-export { type InDoubtCall, type InDoubtDecision, type InDoubtResolution, type ReplayDivergence } from "./chain/replay-router.ts";
+export { suspendedCalls, type InDoubtCall, type InDoubtDecision, type InDoubtResolution, type ReplayDivergence } from "./chain/replay-router.ts";
 export { pendingApprovals, resumeChain, type ResumeChainOptions } from "./chain/resume-chain.ts";
 export { traceToTest, type TraceToTestOptions } from "./chain/trace-to-test.ts";
 export { describeJsonDiff } from "./chain/describe-json-diff.ts";

@@ -214,19 +214,33 @@ export function inDoubtResult(chainId: string, callId: string, tool: string): In
 }
 
 /**
- * The calls of a suspended trace that were waiting for approval: open calls matched, in order,
- * to the trace's approval requests by tool and arguments. Such a call never ran (the approval
- * gate comes before execution), so a resume runs it live. Empty unless the chain ended
- * `suspended`.
+ * Which call of a suspended trace waits for which approval request: the request's `id` → the
+ * call's `callId`. Open calls are matched, in order, to the trace's approval requests by tool and
+ * arguments. Such a call never ran (the approval gate comes before execution), so a resume runs
+ * it live once the request is decided. Empty unless the chain ended `suspended`.
+ *
+ * @example
+ * ```ts
+ * const trace = await traceStore.load(chainId);
+ * for (const [requestId, callId] of suspendedCalls(trace)) console.log(`${callId} waits for ${requestId}`);
+ * ```
  */
-export function suspendedCallIds(trace: ChainTrace): ReadonlySet<string> {
-  const ids = new Set<string>();
-  if (trace.outcome?.status !== "suspended") return ids;
+export function suspendedCalls(trace: ChainTrace): ReadonlyMap<string, string> {
+  const calls = new Map<string, string>();
+  if (trace.outcome?.status !== "suspended") return calls;
+  const taken = new Set<string>();
   for (const request of trace.approvalRequests) {
-    const match = suspendedCallOf(trace, request, ids);
-    if (match !== undefined) ids.add(match);
+    const match = suspendedCallOf(trace, request, taken);
+    if (match === undefined) continue;
+    taken.add(match);
+    calls.set(request.id, match);
   }
-  return ids;
+  return calls;
+}
+
+/** The call ids of {@link suspendedCalls}. */
+export function suspendedCallIds(trace: ChainTrace): ReadonlySet<string> {
+  return new Set(suspendedCalls(trace).values());
 }
 
 /** The open call of `trace` that `request` suspended, skipping `taken`. */

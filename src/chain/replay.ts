@@ -77,7 +77,9 @@ export interface ReplayOptions {
   readonly chainId?: string;
   /** Resume: run even when the store shows this trace was already resumed. @defaultValue false */
   readonly force?: boolean;
+  /** Aborting cancels the replayed chain: its run ends `cancelled` and pending calls' signals fire. */
   readonly signal?: AbortSignal;
+  /** Progress events of the replayed chain (as `ToolChainTool.run`'s `onProgress`). */
   readonly onProgress?: ProgressListener;
 }
 

@@ -14,7 +14,7 @@ import { ChainRuntimeError, type ApprovalDecision, type ApprovalRequest } from "
 import type { ChainTrace } from "../trace/chain-trace.ts";
 import type { TraceStore } from "../trace/trace-store.ts";
 import { replay, type ReplayOptions, type ReplayReport } from "./replay.ts";
-import { suspendedCallIds, suspendedCallOf } from "./replay-router.ts";
+import { suspendedCalls } from "./replay-router.ts";
 
 /** Options of {@link resumeChain}: those of a resume `replay`, with the store required. */
 export interface ResumeChainOptions extends Omit<ReplayOptions, "mode" | "approvals" | "traceStore" | "approvalMode"> {
@@ -26,19 +26,10 @@ export interface ResumeChainOptions extends Omit<ReplayOptions, "mode" | "approv
   readonly approvalMode?: "wait" | "suspend";
 }
 
-/** The approval requests of a suspended trace still waiting for a decision, oldest first. */
+/** The approval requests of a suspended trace still waiting for a decision, oldest first (see {@link suspendedCalls}). */
 export function pendingApprovals(trace: ChainTrace): ApprovalRequest[] {
-  const suspended = suspendedCallIds(trace);
-  if (suspended.size === 0) return [];
-  const taken = new Set<string>();
-  const pending: ApprovalRequest[] = [];
-  for (const request of trace.approvalRequests) {
-    const callId = suspendedCallOf(trace, request, taken);
-    if (callId === undefined) continue;
-    taken.add(callId);
-    pending.push(request);
-  }
-  return pending;
+  const waiting = suspendedCalls(trace);
+  return trace.approvalRequests.filter((request) => waiting.has(request.id));
 }
 
 /**
@@ -62,7 +53,8 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
       { details: { chainId } },
     );
   }
-  const pending = pendingApprovals(trace);
+  const waiting = suspendedCalls(trace);
+  const pending = trace.approvalRequests.filter((candidate) => waiting.has(candidate.id));
   const request = options.requestId === undefined ? pending[0] : pending.find((candidate) => candidate.id === options.requestId);
   if (request === undefined) {
     throw new ChainRuntimeError(
@@ -73,14 +65,7 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
       { details: { chainId, requestId: options.requestId } },
     );
   }
-  const taken = new Set<string>();
-  let callId: string | undefined;
-  for (const candidate of trace.approvalRequests) {
-    const match = suspendedCallOf(trace, candidate, taken);
-    if (match === undefined) continue;
-    taken.add(match);
-    if (candidate.id === request.id) callId = match;
-  }
+  const callId = waiting.get(request.id);
   const { requestId: _requestId, ...rest } = options;
   return replay(trace, {
     ...rest,

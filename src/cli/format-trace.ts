@@ -1,5 +1,4 @@
-import { suspendedCallOf } from "../chain/replay-router.ts";
-import { type ChainTrace, renderScriptWithMarker, renderTraceTable, type TraceSummary } from "../index.ts";
+import { type ChainTrace, renderScriptWithMarker, renderTraceTable, suspendedCalls, type TraceSummary } from "../index.ts";
 
 /** `isochain trace ls`: one line per trace, newest first. */
 export function formatTraceList(summaries: readonly TraceSummary[]): string {
@@ -37,10 +36,9 @@ export function formatTrace(trace: ChainTrace): string {
   if (inDoubt.length > 0 && outcome?.status !== "suspended") {
     out.push(`  in doubt (started, never finished): ${inDoubt.map((call) => `${call.callId} ${call.tool}`).join(", ")}`);
   }
-  const waiting = new Set<string>();
+  const waiting = suspendedCalls(trace);
   for (const request of trace.approvalRequests) {
-    const callId = outcome?.status === "suspended" ? suspendedCallOf(trace, request, waiting) : undefined;
-    if (callId !== undefined) waiting.add(callId);
+    const callId = waiting.get(request.id);
     const note = callId === undefined ? "" : `: ${callId} waits for it (it never ran; resume with --decision)`;
     out.push(`  approval requested: ${request.tool} (${request.risk}) request ${request.id}${note}`);
   }

@@ -4,9 +4,9 @@ export const USAGE = `Usage:
   isochain trace ls [--limit N] [--json]
   isochain trace show <id|file.trace> [--json]
   isochain trace export <id|file.trace> [--test [--import SPEC]] [--out FILE]
-  isochain replay <id|file.trace>                      strict: same calls, same result (no tools needed)
+  isochain replay <id|file.trace> [--json]             strict: same calls, same result (no tools needed)
   isochain replay <id|file.trace> --resume --tools <module.ts> [--in-doubt cN=assume-done|re-execute]
-                  [--decision approved|denied|skipped] [--approve MODE] [--force]
+                  [--decision approved|denied|skipped] [--approve MODE] [--force] [--json]
 
 Options for run:
   --tools <module>        module exporting the tools (named exports, a Toolbox, or an array)

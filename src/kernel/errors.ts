@@ -5,24 +5,23 @@
  * Each code is stable: match on `error.code`, never on the message.
  */
 export const ERROR_CODES = Object.freeze({
-  POLICY_INVALID: "A ChainPolicy field is out of range, or approvalTimeoutMs is not below callTimeoutMs.",
+  POLICY_INVALID:
+    "A ChainPolicy field is out of range, approvalTimeoutMs is not below callTimeoutMs, or another limit option (an invoker session's maxTraceRecords, a ToolManager's maxCallsPerRound) is out of range.",
   TOOL_NAME_TAKEN: "The tool name is reserved by isochain (run_chain) and cannot be added to a toolbox.",
   TOOL_INVALID: "A tool definition is malformed: missing name, description, inputSchema or execute.",
-  TOOL_NOT_FOUND: "No tool of that name is registered.",
-  SCHEMA_INVALID: "A tool's inputSchema or outputSchema is not a valid JSON Schema.",
   ARTIFACT_NOT_FOUND: "A blob store has no blob for that artifact ref.",
   ARTIFACT_REF_INVALID: "A string is not a well-formed artifact ref.",
   STORE_FAILED: "A blob, trace or approval store failed to read or write.",
-  SESSION_CLOSED: "The invoker session was closed; open a new one.",
   SKILL_INVALID: "A skill folder or file is malformed.",
   APPROVAL_NOT_FOUND: "No pending approval request has that id.",
   CHAIN_CLOSED: "The ToolChainTool was closed; create a new one.",
-  SANDBOX_FAILED: "The sandbox could not start or crashed outside a chain.",
+  SANDBOX_FAILED: "The sandbox could not start or crashed outside a chain, or the driver option names no known driver.",
   TRACE_NOT_FOUND: "No trace has that chain id.",
   TRACE_INVALID: "A trace file is malformed or of an unknown version.",
   REPLAY_FAILED: "A replay could not run (missing tool, unreadable trace).",
   CLI_USAGE: "The command line is malformed.",
-  ARGUMENT_INVALID: "An argument or option passed to a store or approval handler is malformed or out of range (a gc age, a poll interval, an approval decision or request).",
+  ARGUMENT_INVALID:
+    "An argument or option of a public function or constructor is malformed or out of range (a gc age, a poll interval, an approval decision or request, an approvalMode, a chainId already running, a pool size).",
   COMPILE_FAILED: "The script compiler (esbuild) could not run, or returned a malformed source map; script syntax errors are never thrown but returned as a compile ChainError.",
   BRIDGE_FRAME_INVALID: "A bridge frame is malformed, too large, or of another protocol version.",
 } as const);
@@ -36,6 +35,7 @@ const BRAND = Symbol.for("isochain.ChainRuntimeError");
 export interface ChainRuntimeErrorOptions {
   /** Machine-readable facts about the failure (field names, limits, ids). */
   readonly details?: Readonly<Record<string, unknown>>;
+  /** The underlying error, kept as the standard `Error#cause`. */
   readonly cause?: unknown;
 }
 

@@ -29,7 +29,8 @@ export interface ChainFile {
  *
  * - `BUDGET_EXCEEDED`: the session's `maxToolCalls` was used up.
  * - `UNKNOWN_TOOL`: no tool of that name.
- * - `NOT_CALLABLE`: a hosted or provider-defined tool, or `run_chain` itself.
+ * - `NOT_CALLABLE`: a hosted or provider-defined tool, `run_chain` itself, or a tool whose
+ *   `inputSchema` is not a valid JSON Schema (a fault of its definition, not of the call).
  * - `INVALID_ARGUMENTS`: arguments not an object, unparseable JSON, or invalid for the schema.
  * - `APPROVAL_DENIED`, `APPROVAL_TIMEOUT`, `APPROVAL_SKIPPED`: the approval gate said no.
  * - `ARTIFACT_NOT_FOUND`: an `{ $artifact }` argument named a ref the store lacks.

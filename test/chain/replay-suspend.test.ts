@@ -9,6 +9,7 @@ import {
   isChainRuntimeError,
   pendingApprovals,
   resumeChain,
+  suspendedCalls,
   ToolChainTool,
 } from "../../src/index.ts";
 import { outboxTools, type OutboxCounters } from "./fixtures/outbox-tools.ts";
@@ -57,6 +58,7 @@ describe("durable approvals (approvalMode: suspend)", () => {
       ["c1", "send_email", "in-doubt"], // open: waiting for the human, never ran
     ]);
     expect(pendingApprovals(trace).map((request) => request.id)).toEqual([suspended.pendingApproval?.id]);
+    expect([...suspendedCalls(trace)]).toEqual([[suspended.pendingApproval?.id, "c1"]]);
 
     const counters: OutboxCounters = { lookups: 0, crashes: 0 };
     const report = await resumeChain("suspended-chain", "approved", { traceStore: store, tools: outboxTools(outbox, counters), driver: "in-process" });

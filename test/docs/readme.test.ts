@@ -2,6 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import * as crm from "../../examples/crm-tools.ts";
+import { AutoApprovalHandler, MemoryBlobStore, ToolChainTool } from "../../src/index.ts";
 
 const root = new URL("../../", import.meta.url).pathname;
 const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -11,7 +13,63 @@ function apiBlocks(): string[] {
   return [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1] ?? "").filter((code) => code.includes('from "isochain"'));
 }
 
+/** The README's first ```ts block: what a model writes, as the body of the chain's async function. */
+function modelBlock(): string {
+  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)][0]?.[1] ?? "";
+  if (!block.startsWith("// What a model writes:")) throw new Error("the README's first ts block is not the model-side example");
+  return block;
+}
+
+/** A chain over the example CRM tools, as the Quick start runs it (approvals granted, a blob store). */
+function exampleChain(): ToolChainTool {
+  return new ToolChainTool({
+    tools: [crm.crm_query, crm.aggregate, crm.render_csv, crm.send_email],
+    blobStore: new MemoryBlobStore(),
+    approvalHandler: new AutoApprovalHandler("approved"),
+    driver: "in-process",
+  });
+}
+
+/** Type-checks `files` (path → text) with the standard library only, as a script sees it; returns the messages. */
+function typeCheck(files: Record<string, string>): string[] {
+  const options: ts.CompilerOptions = { noEmit: true, strict: true, target: ts.ScriptTarget.ES2022, lib: ["lib.es2022.d.ts"], types: [] };
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, version, onError) => (name in files ? ts.createSourceFile(name, files[name] ?? "", version) : getSourceFile(name, version, onError));
+  const fileExists = host.fileExists.bind(host);
+  host.fileExists = (name) => name in files || fileExists(name);
+  return ts
+    .getPreEmitDiagnostics(ts.createProgram(Object.keys(files), options, host))
+    .map((diagnostic) => `${diagnostic.file?.fileName ?? ""}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, "\n")}`);
+}
+
 describe("README", () => {
+  it("the model-side example type-checks against the declarations the model is shown", async () => {
+    const chain = exampleChain();
+    try {
+      const script = `async function main() {\n${modelBlock()}\n}\nvoid main;\nexport {};\n`;
+      expect(typeCheck({ "/tools.d.ts": chain.declarations(), "/script.ts": script })).toEqual([]);
+    } finally {
+      await chain.close();
+    }
+  });
+
+  it("the model-side example runs: the CSV reaches the email as an attachment", async () => {
+    const chain = exampleChain();
+    const sentBefore = crm.OUTBOX.length;
+    try {
+      const run = await chain.run(modelBlock());
+      expect(run.status).toBe("ok");
+      expect(run.returnValue).toMatchObject({ emailed: true });
+      expect(run.callTrace.map((call) => call.tool)).toEqual(["crm_query", "render_csv", "send_email"]);
+      const sent = crm.OUTBOX.slice(sentBefore);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]?.bytes).toBeGreaterThan(1000);
+    } finally {
+      await chain.close();
+    }
+  });
+
   it("has a Quick start with exactly two commands: the main job and the tests", () => {
     const section = readme.split(/^## Quick start$/m)[1]?.split(/^## /m)[0] ?? "";
     const block = /```bash\n([\s\S]*?)```/.exec(section)?.[1] ?? "";

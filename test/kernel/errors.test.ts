@@ -1,11 +1,23 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ChainRuntimeError, describeThrown, ERROR_CODES, isChainRuntimeError } from "../../src/kernel/index.ts";
 
 describe("error catalogue", () => {
-  it("every code is documented in the README's error table", () => {
+  it("the README's error table lists exactly the codes of the catalogue", () => {
     const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    for (const code of Object.keys(ERROR_CODES)) expect(readme, code).toContain(`\`${code}\``);
+    const section = readme.split(/^## Errors$/m)[1]?.split(/^## /m)[0] ?? "";
+    const documented = [...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]);
+    expect(documented.sort()).toEqual(Object.keys(ERROR_CODES).sort());
+  });
+
+  it("every code is thrown somewhere (no dead entries)", () => {
+    const root = new URL("../../", import.meta.url);
+    const sources = ["src", "sandbox"]
+      .flatMap((dir) => readdirSync(new URL(dir, root), { recursive: true, encoding: "utf8" }).map((file) => `${dir}/${file}`))
+      .filter((file) => file.endsWith(".ts") && file !== "src/kernel/errors.ts")
+      .map((file) => readFileSync(new URL(file, root), "utf8"))
+      .join("\n");
+    for (const code of Object.keys(ERROR_CODES)) expect(sources, code).toContain(`"${code}"`);
   });
 
   it("every code has a description", () => {
@@ -13,9 +25,9 @@ describe("error catalogue", () => {
   });
 
   it("brands errors so the check survives copies of the package", () => {
-    const error = new ChainRuntimeError("TOOL_NOT_FOUND", "no such tool", { details: { name: "x" } });
+    const error = new ChainRuntimeError("TRACE_NOT_FOUND", "no such trace", { details: { name: "x" } });
     expect(isChainRuntimeError(error)).toBe(true);
-    expect(error.code).toBe("TOOL_NOT_FOUND");
+    expect(error.code).toBe("TRACE_NOT_FOUND");
     expect(error.details).toEqual({ name: "x" });
     // A structurally equal object from "another copy" carries the same global symbol.
     const foreign = Object.assign(new Error("x"), { [Symbol.for("isochain.ChainRuntimeError")]: true });
