@@ -126,6 +126,8 @@ class CallState {
   readonly started = performance.now();
   /** The argument copy, once made. */
   args: Record<string, unknown> | undefined;
+  /** Digest of {@link args}, taken as the copy is made: before the tool can change it. */
+  digest: string | undefined;
   /** Set when the call timed out in execute (record status `timeout`). */
   timedOut = false;
   /** The caller's own refusal of the call (`ToolCall.rejection`). */
@@ -140,6 +142,7 @@ class CallState {
 
   /** Digest of the argument copy, or of a copy of the raw arguments when the call stopped first. */
   argsDigest(): string {
+    if (this.digest !== undefined) return this.digest;
     if (this.args !== undefined) return digestJson(this.args);
     const normalized = normalizeArguments(this.raw);
     if (normalized.ok) return digestJson(normalized.args);
@@ -281,6 +284,9 @@ export class ToolInvoker {
     const normalized = normalizeArguments(call.raw);
     if (!normalized.ok) return normalized.failure;
     call.args = normalized.args;
+    // The record's digest is of the arguments the caller passed: a tool may change the object it
+    // is handed (its own copy), and that must not change what the record says was asked.
+    call.digest = digestJson(normalized.args);
     const invalid = this.#validator.validate(tool, normalized.args);
     if (invalid) return invalid;
     // 5 approval (the gate itself is skipped, not its rule, when the risk needs none)

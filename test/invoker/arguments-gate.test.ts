@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { digestJson } from "../../src/kernel/index.ts";
 import { approver, echoTool, localTool, makeInvoker } from "./invoker-fixtures.ts";
 
 const searchSchema = {
@@ -229,5 +230,21 @@ describe("ToolInvoker argument gate", () => {
     const [x, y, z] = session.trace.map((r) => r.argsDigest);
     expect(x).toBe(y);
     expect(x).not.toBe(z);
+  });
+
+  it("digests the arguments as passed, even when the tool changes the object it is handed", async () => {
+    const mutating = localTool("mutate", (args) => {
+      args.n = 99;
+      (args.nested as Record<string, unknown>).added = true;
+      return "ok";
+    });
+    const invoker = makeInvoker([mutating, localTool("plain", () => "ok")]);
+    const session = invoker.openSession();
+    await invoker.invoke({ name: "mutate", arguments: { n: 1, nested: { a: 1 } } }, { session });
+    await invoker.invoke({ name: "plain", arguments: { n: 1, nested: { a: 1 } } }, { session });
+    expect(mutating.calls[0]?.args).toEqual({ n: 99, nested: { a: 1, added: true } });
+    const [changed, untouched] = session.trace.map((r) => r.argsDigest);
+    expect(changed).toBe(digestJson({ n: 1, nested: { a: 1 } }));
+    expect(changed).toBe(untouched);
   });
 });
