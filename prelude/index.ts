@@ -14,7 +14,8 @@
  * Invariants:
  * - Only strings and numbers leave the isolate: arguments and the return value are checked for
  *   plain data and serialised here with the intrinsics captured at load time, so a script that
- *   patches `JSON`, `Object` or `Promise.prototype.then` cannot change what the host receives.
+ *   patches `JSON`, `Object`, `Map.prototype`, `Array.prototype` or `Promise.prototype.then`
+ *   cannot change what the host receives, lose its results or forge a call.
  * - The host's `send` callback and the `start` entry point are removed from `globalThis` before
  *   script code runs, and the bridge function (the host's way in: configure, resolve, probe) is
  *   the completion value of this script, never a global: the script can reach none of them.
@@ -56,6 +57,11 @@ const stringIndexOf = StringIntrinsic.prototype.indexOf;
 const NumberIntrinsic = Number;
 const isArray = Array.isArray;
 const promiseThen = PromiseIntrinsic.prototype.then;
+const mapGet = Map.prototype.get;
+const mapSet = Map.prototype.set;
+const mapDelete = Map.prototype.delete;
+const mapForEach = Map.prototype.forEach;
+const mapClear = Map.prototype.clear;
 const settledPromise = PromiseIntrinsic.resolve();
 
 const send = global[BRIDGE_GLOBALS.send] as Send;
@@ -94,7 +100,10 @@ let resultsReceived = 0;
 let outputBytes = 0;
 let outputTruncated = false;
 const pending = new Map<number, Resolver>();
-/** Calls of the current microtask turn not sent yet: 4 slots each (callIndex, tool, argsJson, refusal). */
+/**
+ * Calls of the current microtask turn not sent yet: 4 slots each (callIndex, tool, argsJson,
+ * refusal), written by index rather than with `push`, which a script can replace.
+ */
 let queuedCalls: (string | number | undefined)[] = [];
 
 function emit(kind: string, a?: string | number, b?: string | number, c?: string | number, d?: string | number): void {
@@ -123,9 +132,13 @@ function callTool(tool: string, args: unknown): Promise<unknown> {
   if (refusal === undefined) argsJson = serialisedArguments;
   const callIndex = nextCallIndex++;
   return new PromiseIntrinsic((resolve) => {
-    pending.set(callIndex, resolve);
-    if (queuedCalls.length === 0) reflectApply(promiseThen, settledPromise, [flushCalls]);
-    queuedCalls.push(callIndex, tool, argsJson, refusal);
+    reflectApply(mapSet, pending, [callIndex, resolve]);
+    const at = queuedCalls.length;
+    if (at === 0) reflectApply(promiseThen, settledPromise, [flushCalls]);
+    queuedCalls[at] = callIndex;
+    queuedCalls[at + 1] = tool;
+    queuedCalls[at + 2] = argsJson;
+    queuedCalls[at + 3] = refusal;
   });
 }
 
@@ -160,9 +173,9 @@ const MALFORMED_RESULT = freeze({ status: "error", code: "BRIDGE_ERROR", text: "
 
 function resolveCall(callIndex: number, result: unknown): void {
   resultsReceived++;
-  const resolve = pending.get(callIndex);
+  const resolve = reflectApply(mapGet, pending, [callIndex]) as Resolver | undefined;
   if (resolve === undefined) return;
-  pending.delete(callIndex);
+  reflectApply(mapDelete, pending, [callIndex]);
   resolve(result);
 }
 
@@ -261,19 +274,30 @@ function readField(error: unknown, field: "name" | "message" | "stack"): string 
   }
 }
 
-function finish(returnJson: string | undefined, error?: unknown): void {
-  if (finished) return;
+/** Ends the run: flushes queued calls and cancels pending ones. False when it had already ended. */
+function end(): boolean {
+  if (finished) return false;
   flushCalls();
   finished = true;
-  for (const resolve of pending.values()) {
-    resolve(freeze({ status: "error", code: "CANCELLED", text: "the chain ended before this call finished." }));
-  }
-  pending.clear();
-  if (error === undefined) {
-    framesSent++;
-    send(FRAME_KIND.done, returnJson);
-    return;
-  }
+  reflectApply(mapForEach, pending, [cancelPending]);
+  reflectApply(mapClear, pending, []);
+  return true;
+}
+
+function cancelPending(resolve: Resolver): void {
+  resolve(freeze({ status: "error", code: "CANCELLED", text: "the chain ended before this call finished." }));
+}
+
+/** Ends the run with its return value's JSON (`undefined`: nothing returned). */
+function finish(returnJson: string | undefined): void {
+  if (!end()) return;
+  framesSent++;
+  send(FRAME_KIND.done, returnJson);
+}
+
+/** Ends the run with what the script threw, whatever it is: `throw undefined` is a failure too. */
+function fail(error: unknown): void {
+  if (!end()) return;
   const isObject = typeof error === "object" && error !== null;
   const name = (isObject ? readField(error, "name") : undefined) ?? "Error";
   const message = isObject ? (readField(error, "message") ?? describe(error)) : `Uncaught ${describe(error)}`;
@@ -286,13 +310,13 @@ function settle(value: unknown): void {
   if (value === undefined) return finish(undefined);
   const problem = findNonPlainData(value);
   if (problem !== undefined) {
-    return finish(undefined, { name: "TypeError", message: `return value must be JSON-compatible: found ${problem}` });
+    return fail({ name: "TypeError", message: `return value must be JSON-compatible: found ${problem}` });
   }
   let json: string | undefined;
   try {
     json = jsonStringify(value);
   } catch (error) {
-    return finish(undefined, { name: "TypeError", message: `return value must be JSON-compatible: ${describe(error)}` });
+    return fail({ name: "TypeError", message: `return value must be JSON-compatible: ${describe(error)}` });
   }
   finish(json);
 }
@@ -307,26 +331,26 @@ function start(script: unknown): void {
   if (started) return;
   started = true;
   if (config === undefined) {
-    finish(undefined, { name: "SandboxError", message: "the run started before it was configured" });
+    fail({ name: "SandboxError", message: "the run started before it was configured" });
     return;
   }
   random.reseed(config.seed);
   clock.start(config.clockStart);
   installTools(config.toolNames);
   if (typeof script !== "function") {
-    finish(undefined, { name: "TypeError", message: "the compiled script did not evaluate to a function" });
+    fail({ name: "TypeError", message: "the compiled script did not evaluate to a function" });
     return;
   }
   let promise: unknown;
   try {
     promise = (script as () => unknown)();
   } catch (error) {
-    finish(undefined, error);
+    fail(error);
     return;
   }
   // The intrinsic `then`, not the script's: a script that patches Promise.prototype.then must
   // not be able to keep its own result from settling.
-  reflectApply(promiseThen, PromiseIntrinsic.resolve(promise), [settle, (error: unknown) => finish(undefined, error)]);
+  reflectApply(promiseThen, PromiseIntrinsic.resolve(promise), [settle, fail]);
 }
 
 function probe(): string {
@@ -420,6 +444,10 @@ function warmUp(): void {
   jsonParse(jsonStringify({ toolNames: ["a"], maxToolCalls: 1, seed: 1, clockStart: 0, maxOutputBytes: 1, maxArgumentBytes: 1 }));
   checkArguments("warm", { n: 1, s: "x", list: [1, "y", { flag: true, none: null }] }, Number.MAX_SAFE_INTEGER);
   serialisedArguments = "{}";
+  // The pending-call map's captured methods, as a call and its result use them.
+  reflectApply(mapSet, pending, [-1, warmUp]);
+  reflectApply(mapGet, pending, [-1]);
+  reflectApply(mapDelete, pending, [-1]);
 }
 
 warmUp();

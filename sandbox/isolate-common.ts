@@ -12,6 +12,7 @@ import { BRIDGE_GLOBALS } from "../src/bridge/protocol.ts";
 import { BRIDGE_OP, type LogLevel } from "../src/bridge/protocol.ts";
 import { toWireResult, type WireResult } from "../src/bridge/wire-result.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
+import { boundLogLine } from "./output-cap.ts";
 import type { SandboxError, SandboxLimits, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
 
 /** The prelude's bridge function: `(op, a?, b?, c?)`, see `BRIDGE_OP`. */
@@ -168,7 +169,7 @@ export function callFromFrame(
   refusal: FrameField,
   maxArgumentBytes: number,
 ): SandboxToolCall | undefined {
-  if (typeof callIndex !== "number" || typeof tool !== "string" || typeof argsJson !== "string") return undefined;
+  if (!isCallIndex(callIndex) || typeof tool !== "string" || typeof argsJson !== "string") return undefined;
   if (typeof refusal === "string") return { callIndex, tool, argsJson: "{}", refusal };
   if (argsJson.length > maxArgumentBytes / 3 && Buffer.byteLength(argsJson) > maxArgumentBytes) {
     return { callIndex, tool, argsJson: "{}", refusal: `tools.${tool}: arguments exceed ${maxArgumentBytes} bytes.` };
@@ -190,6 +191,11 @@ export function settledFromDone(a: FrameField, b: FrameField, c: FrameField, d: 
   return { status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}) };
 }
 
+/** A call index the prelude can have given: a non-negative safe integer (anything else is a forged frame, dropped). */
+function isCallIndex(value: FrameField): value is number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
 /** Dispatches one call to the host; the answer (or a `TOOL_ERROR` for a rejection) goes to `deliver`. */
 export function dispatchCall(
   request: IsolateRunRequest,
@@ -204,35 +210,68 @@ export function dispatchCall(
     answer = Promise.reject(error as Error);
   }
   answer.then(
-    (value) => deliver(call.callIndex, value),
-    (error: unknown) => deliver(call.callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
+    (value) => deliverSafely(deliver, call.callIndex, value),
+    (error: unknown) => deliverSafely(deliver, call.callIndex, { status: "error", code: "TOOL_ERROR", text: describeThrown(error) }),
   );
 }
 
-/** Forwards a console line to `onLog` unless the host's own cap is reached; returns the bytes now counted. */
-export function forwardLog(request: IsolateRunRequest | undefined, level: FrameField, text: FrameField, counted: number, cap: number): number {
-  if (typeof level !== "string" || !LOG_LEVELS.has(level) || typeof text !== "string" || counted >= cap) return counted;
+/**
+ * `deliver`, which must not throw; if it ever did, the throw would be an unhandled rejection,
+ * which ends the host process. The run then misses a result, and its watchdog ends it.
+ */
+function deliverSafely(
+  deliver: (callIndex: number, result: InvocationResult | SerializedToolResult) => void,
+  callIndex: number,
+  result: InvocationResult | SerializedToolResult,
+): void {
   try {
-    request?.onLog?.(level as LogLevel, text);
+    deliver(callIndex, result);
+  } catch {
+    // see above
+  }
+}
+
+/**
+ * Forwards a console line to `onLog` within the host's own cap (UTF-8 bytes; the line that
+ * crosses it is cut, see `output-cap.ts`); returns the bytes now counted.
+ */
+export function forwardLog(request: IsolateRunRequest | undefined, level: FrameField, text: FrameField, counted: number, cap: number): number {
+  if (typeof level !== "string" || !LOG_LEVELS.has(level) || typeof text !== "string") return counted;
+  const line = boundLogLine(text, counted, cap);
+  if (line === undefined) return counted;
+  try {
+    request?.onLog?.(level as LogLevel, line.text);
   } catch {
     // a failing log listener must not break the run
   }
-  return counted + text.length;
+  return line.counted;
 }
 
 /** Arguments of one `resolve` of the bridge (see `BRIDGE_OP`). */
 export type ResolveArgs = [op: number, indexes: number | string, resultsJson: string, texts?: string];
 
 /**
+ * Most UTF-16 units of JSON and text one `resolve` carries when it holds more than one result
+ * (32 Mi, 64 MiB): results past it wait for the next `resolve`. A batch is joined into one
+ * JSON array and one string of texts, and V8 refuses strings past ~2^29 units with a
+ * `RangeError`: 30 parallel calls returning 20 MiB each, inline, would otherwise throw on the
+ * host. One result alone is never split (it already is a string).
+ */
+export const MAX_BATCH_UNITS = 32 * 1024 * 1024;
+
+/**
  * Results waiting to enter the isolate together, in the order they settled, and the bridge
  * arguments that carry them in one `resolve`: a large `text` goes apart from the JSON (see
- * `src/bridge/wire-result.ts`), also inside a batch.
+ * `src/bridge/wire-result.ts`), also inside a batch. {@link take} takes the oldest results
+ * that fit in {@link MAX_BATCH_UNITS}; the owner calls it again while {@link length} is not 0.
  */
 export class ResultQueue {
   #indexes: number[] = [];
   #jsons: string[] = [];
   /** The texts sent apart, by position; undefined until one is. */
   #texts: (string | undefined)[] | undefined;
+  /** UTF-16 units of JSON and text queued. */
+  #units = 0;
 
   /** Results queued. */
   get length(): number {
@@ -248,6 +287,7 @@ export class ResultQueue {
     }
     this.#indexes.push(callIndex);
     this.#jsons.push(wire.resultJson);
+    this.#units += wire.resultJson.length + (wire.text?.length ?? 0);
   }
 
   /** Drops everything queued. */
@@ -255,37 +295,66 @@ export class ResultQueue {
     this.#indexes = [];
     this.#jsons = [];
     this.#texts = undefined;
+    this.#units = 0;
   }
 
-  /** The `resolve` arguments for everything queued, which is dropped; `undefined` when empty. */
+  /**
+   * The `resolve` arguments for the oldest queued results that fit in one batch (all of them,
+   * unless they pass {@link MAX_BATCH_UNITS}), which are dropped; `undefined` when empty.
+   */
   take(): ResolveArgs | undefined {
+    if (this.#indexes.length === 0) return undefined;
+    if (this.#units > MAX_BATCH_UNITS && this.#indexes.length > 1) return this.#takeSome();
     const indexes = this.#indexes;
     const jsons = this.#jsons;
     const texts = this.#texts;
-    if (indexes.length === 0) return undefined;
     this.clear();
-    if (indexes.length === 1) {
-      const text = texts?.[0];
-      const index = indexes[0] as number;
-      const json = jsons[0] as string;
-      return text === undefined ? [BRIDGE_OP.resolve, index, json] : [BRIDGE_OP.resolve, index, json, text];
-    }
-    const results = `[${jsons.join(",")}]`;
-    if (texts === undefined) return [BRIDGE_OP.resolve, indexes.join(","), results];
-    let entries = "";
-    let joined = "";
-    for (let i = 0; i < indexes.length; i++) {
-      const text = texts[i];
-      if (i > 0) entries += ",";
-      if (text === undefined) {
-        entries += String(indexes[i]);
-      } else {
-        entries += `${String(indexes[i])}:${String(text.length)}`;
-        joined += text;
-      }
-    }
-    return [BRIDGE_OP.resolve, entries, results, joined];
+    return resolveArgs(indexes, jsons, texts);
   }
+
+  /** {@link take} when the queue is over the batch bound: the longest prefix within it, at least one result. */
+  #takeSome(): ResolveArgs {
+    let count = 0;
+    let units = 0;
+    for (; count < this.#indexes.length; count++) {
+      const size = (this.#jsons[count] as string).length + (this.#texts?.[count]?.length ?? 0);
+      if (count > 0 && units + size > MAX_BATCH_UNITS) break;
+      units += size;
+    }
+    const indexes = this.#indexes.slice(0, count);
+    const jsons = this.#jsons.slice(0, count);
+    const texts = this.#texts?.slice(0, count);
+    this.#indexes = this.#indexes.slice(count);
+    this.#jsons = this.#jsons.slice(count);
+    this.#texts = this.#texts?.slice(count);
+    this.#units -= units;
+    return resolveArgs(indexes, jsons, texts);
+  }
+}
+
+/** The `resolve` arguments of one batch. */
+function resolveArgs(indexes: number[], jsons: string[], texts: (string | undefined)[] | undefined): ResolveArgs {
+  if (indexes.length === 1) {
+    const text = texts?.[0];
+    const index = indexes[0] as number;
+    const json = jsons[0] as string;
+    return text === undefined ? [BRIDGE_OP.resolve, index, json] : [BRIDGE_OP.resolve, index, json, text];
+  }
+  const results = `[${jsons.join(",")}]`;
+  if (texts === undefined) return [BRIDGE_OP.resolve, indexes.join(","), results];
+  let entries = "";
+  let joined = "";
+  for (let i = 0; i < indexes.length; i++) {
+    const text = texts[i];
+    if (i > 0) entries += ",";
+    if (text === undefined) {
+      entries += String(indexes[i]);
+    } else {
+      entries += `${String(indexes[i])}:${String(text.length)}`;
+      joined += text;
+    }
+  }
+  return [BRIDGE_OP.resolve, entries, results, joined];
 }
 
 function isSerialized(result: InvocationResult | SerializedToolResult): result is SerializedToolResult {

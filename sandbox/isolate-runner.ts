@@ -349,11 +349,18 @@ class ActiveRun {
     else if (this.#out.length === 1) setImmediate(flushResults, this);
   };
 
-  /** Sends the results of this tick into the isolate: one call for all of them. */
+  /** Sends the results of this tick into the isolate: one call for all of them (or per bounded batch). */
   flushResults(): void {
+    while (this.#out.length > 0 && !this.#closed) this.#flushBatch();
+  }
+
+  #flushBatch(): void {
     const args = this.#out.take();
     const prepared = this.#prepared;
-    if (args === undefined || this.#settled !== undefined || prepared === undefined) return;
+    if (args === undefined || this.#settled !== undefined || prepared === undefined) {
+      this.#out.clear();
+      return;
+    }
     // The first deliveries are tracked to their completion, so a short script (the common case:
     // a few calls) ends without a probe. A script that keeps calling gets the rest fire-and-forget
     // (a tracked task costs the host a completion each), and one heap read at its end.
@@ -493,7 +500,9 @@ class ActiveRun {
       (state) => {
         this.#probing = false;
         if (this.#settled !== undefined || this.#tasks > 0 || this.#awaitingHost()) return;
-        if (state === `${this.#framesReceived},${this.#resultsSent}`) {
+        // "done" with no done frame in: the prelude ended but its report was lost (nothing can
+        // come any more either way), as the sandbox child's runner ends it.
+        if (state === "done" || state === `${this.#framesReceived},${this.#resultsSent}`) {
           this.#settle({
             status: "error",
             error: {

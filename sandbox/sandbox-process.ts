@@ -31,6 +31,7 @@ import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
 import { killOutcome } from "./isolate-common.ts";
+import { boundLogLine } from "./output-cap.ts";
 import { ProcessChannel } from "./process-channel.ts";
 import {
   CALL_FIELDS,
@@ -306,10 +307,12 @@ export class SandboxProcess {
       }
       case FRAME_KIND.log: {
         const run = this.#active;
-        if (run === undefined || run.outputBytes >= run.outputCap) return;
-        run.outputBytes += message.text.length;
+        if (run === undefined) return;
+        const line = boundLogLine(message.text, run.outputBytes, run.outputCap);
+        if (line === undefined) return;
+        run.outputBytes = line.counted;
         try {
-          run.request.onLog?.(message.level, message.text);
+          run.request.onLog?.(message.level, line.text);
         } catch {
           // a failing log listener must not break the run
         }

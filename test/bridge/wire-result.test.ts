@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { BRIDGE_OP } from "../../src/bridge/protocol.ts";
 import { errorResultJson, RAW_TEXT_MIN_LENGTH, toWireResult } from "../../src/bridge/wire-result.ts";
 import type { InvocationResult } from "../../src/kernel/index.ts";
-import { ResultQueue } from "../../sandbox/isolate-common.ts";
+import { MAX_BATCH_UNITS, ResultQueue } from "../../sandbox/isolate-common.ts";
 
 const large = (piece: string): string => piece.repeat(Math.ceil(RAW_TEXT_MIN_LENGTH / piece.length));
 
@@ -55,6 +55,27 @@ describe("toWireResult", () => {
 });
 
 describe("ResultQueue", () => {
+  it("bounds a batch: results past MAX_BATCH_UNITS wait for the next take, in order, one alone never split", () => {
+    // 30 parallel calls of 20 MiB each would join into one 600 M-unit string, past V8's limit
+    // (a RangeError on the host). Five 12 Mi-unit texts show the bound without that cost.
+    const text = "x".repeat(12 * 1024 * 1024);
+    const queue = new ResultQueue();
+    for (let i = 0; i < 5; i++) queue.push(i, { resultJson: '{"status":"ok","text":""}', text });
+    queue.push(5, { resultJson: '{"status":"ok","text":"tail"}' });
+    const batches: unknown[][] = [];
+    for (let args = queue.take(); args !== undefined; args = queue.take()) batches.push(args);
+    expect(queue.length).toBe(0);
+    // Two texts (24 Mi units) fit under 32 Mi; a third would not.
+    expect(batches.map((args) => args[1])).toEqual([`0:${text.length},1:${text.length}`, `2:${text.length},3:${text.length}`, `4:${text.length},5`]);
+    for (const args of batches) expect((args[2] as string).length + ((args[3] as string | undefined)?.length ?? 0)).toBeLessThanOrEqual(MAX_BATCH_UNITS);
+    const alone = new ResultQueue();
+    const huge = "y".repeat(MAX_BATCH_UNITS + 1);
+    alone.push(0, { resultJson: '{"status":"ok","text":""}', text: huge });
+    alone.push(1, { resultJson: '{"status":"ok","text":"b"}' });
+    expect(alone.take()).toEqual([BRIDGE_OP.resolve, 0, '{"status":"ok","text":""}', huge]);
+    expect(alone.take()).toEqual([BRIDGE_OP.resolve, 1, '{"status":"ok","text":"b"}']);
+  });
+
   it("is empty until a result is queued, and empty again after take", () => {
     const queue = new ResultQueue();
     expect(queue.take()).toBeUndefined();

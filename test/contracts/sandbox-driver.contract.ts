@@ -106,6 +106,18 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         expect(outcome.returnJson).toBeUndefined();
       });
 
+      it.each([
+        ["throw undefined", "throw undefined;"],
+        ["a rejection with no reason", "return Promise.reject();"],
+        ["throw undefined after a call", "await tools.echo({}); throw undefined;"],
+        ["throw null", "throw null;"],
+      ])("fails on %s (never an ok run)", async (_label, body) => {
+        const outcome = await run(body);
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "runtime", name: "Error" });
+        expect(outcome.error?.message).toMatch(/^Uncaught (undefined|null)$/);
+      });
+
       it("refuses a return value that is not JSON-compatible", async () => {
         const outcome = await run("return { f() {} };");
         expect(outcome.status).toBe("error");
@@ -395,6 +407,17 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         expect(outcome.logs.map((log) => log.text.length)).toEqual([LIMITS.maxOutputBytes - 1, OUTPUT_TRUNCATED_MARKER.length]);
       });
 
+      it("bounds output in UTF-8 bytes on the host too, when the script defeats the prelude's count", async () => {
+        // The prelude counts bytes with charCodeAt; patched, it sees every '€' (3 bytes) as one.
+        const outcome = await run("String.prototype.charCodeAt = () => 65; for (let i = 0; i < 1000; i++) console.log('€'.repeat(100));", {
+          limits: { maxOutputBytes: 1_000 },
+        });
+        expect(outcome.status).toBe("ok");
+        const bytes = outcome.logs.reduce((sum, log) => sum + Buffer.byteLength(log.text) + 1, 0);
+        expect(bytes).toBeLessThanOrEqual(1_000 + OUTPUT_TRUNCATED_MARKER.length + 8 + outcome.logs.length);
+        expect(outcome.logs.every((log) => !log.text.includes("\ufffd"))).toBe(true);
+      });
+
       it("delivers output written before a kill", async () => {
         const outcome = await run("console.log('before'); for (;;) {}", { limits: { totalTimeoutMs: 200 } });
         expect(outcome.status).toBe("timeout");
@@ -403,6 +426,23 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
     });
 
     describe("isolation", () => {
+      it("keeps calls and results flowing when the script patches Array.prototype and Map.prototype", async () => {
+        const outcome = await run(
+          [
+            "Array.prototype.push = () => 0;",
+            "Map.prototype.get = () => undefined; Map.prototype.set = function () { return this; };",
+            "Map.prototype.delete = () => false; Map.prototype.values = () => { throw new Error('no'); };",
+            "Map.prototype.forEach = () => {};",
+            "const [a, b] = await Promise.all([tools.echo({ n: 1 }), tools.echo({ n: 2 })]);",
+            "const c = await tools.echo({ n: 3 });",
+            "return [a.status, b.text, c.text];",
+          ].join("\n"),
+        );
+        expect(outcome.status).toBe("ok");
+        expect(JSON.parse(outcome.returnJson ?? "null")).toEqual(["ok", '{"n":2}', '{"n":3}']);
+        expect(outcome.calls.map((call) => call.callIndex)).toEqual([0, 1, 2]);
+      });
+
       it("exposes only standard built-ins plus tools, console, budget and artifact", async () => {
         const names = ["process", "require", "module", "fetch", "setTimeout", "setInterval", "setImmediate", "queueMicrotask", "Buffer", "global", "WebAssembly", "SharedArrayBuffer", "Atomics", "__isochain_send", "__isochain_bridge", "__isochain_resolve", "__isochain_probe", "__isochain_start"];
         const outcome = await run(`return [${names.map((n) => `typeof ${n}`).join(", ")}, typeof tools, typeof console, typeof budget, typeof artifact];`);
