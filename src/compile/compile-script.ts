@@ -13,9 +13,12 @@
  *   │  run) for the early errors the isolate would raise. Taken only when both accept it
  *   │  and the scan saw nothing that needs esbuild; anything else falls through.
  *   ├─ esbuild transformSync (ts loader, target node24, external source map): the authority.
- *   │  Its errors become the compile ChainError, positioned in the original text.
+ *   │  Its errors become the compile ChainError, positioned in the original text. Helpers it
+ *   │  emits (decorators) move inside an arrow function, so the code stays one expression.
  *   └─ checks confirmed against the compiled code: import()/require() → CompileError;
- *      a `}` that closed the wrapper early → SyntaxError (confirmed by a second wrap).
+ *      a `}` that closed the wrapper early → SyntaxError (confirmed by a second wrap); on the
+ *      esbuild path, what V8 itself refuses (a malformed regular expression) → SyntaxError,
+ *      mapped through the source map.
  * ```
  *
  * Invariants: never throws for anything in the script (only `COMPILE_FAILED` when esbuild
@@ -152,7 +155,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
   } else {
     const output = runEsbuild(wrapped, filename);
     if (!output.ok) return { ok: false, hash, error: explainEsbuildError(output.message, text, scan) };
-    code = output.code;
+    code = asOneExpression(output.code);
     usedEngine = "esbuild";
     map = createSourcePositionMapper({
       filename,
@@ -164,6 +167,13 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
 
   const refused = findRefusedSyntax(code, text, scan, filename);
   if (refused !== undefined) return { ok: false, hash, error: refused };
+  // esbuild does not check everything V8 does (a regular expression's syntax, for one): what
+  // the isolate would refuse is a compile error here, positioned in the original text. (The
+  // fast path's output passed the same check already.)
+  if (usedEngine === "esbuild") {
+    const refusedByV8 = v8SyntaxError(code, text, map);
+    if (refusedByV8 !== undefined) return { ok: false, hash, error: refusedByV8 };
+  }
   return { ok: true, code, hash, map, engine: usedEngine };
 }
 
@@ -332,6 +342,40 @@ function stripTypes(wrapped: string): string | undefined {
     return undefined;
   }
   return v8Accepts(out) ? out : undefined;
+}
+
+/**
+ * esbuild's output as one expression (the contract): helper declarations it put before the
+ * function (for decorators) move into an arrow function that returns it. Nothing is added
+ * before or inside a line of the script's body, so every mapped position stays valid.
+ */
+function asOneExpression(code: string): string {
+  if (code.startsWith(COMPILED_SCRIPT_PREFIX)) return code;
+  const start = code.indexOf(`\n${COMPILED_SCRIPT_PREFIX}`);
+  if (start < 0) return code;
+  return `(() => {${code.slice(0, start + 1)}return ${code.slice(start + 1)};\n})()`;
+}
+
+/** Name of the compiled code in V8's own check (see {@link v8SyntaxError}). */
+const V8_CHECK_NAME = "isochain:compiled";
+
+/**
+ * The compile error for what V8 refuses in `code` (compiled with node:vm, never run), with the
+ * position mapped to the original text when it is in the script's body; `undefined` when V8
+ * accepts it.
+ */
+function v8SyntaxError(code: string, text: SourceText, map: SourcePositionMapper): CompileError | undefined {
+  try {
+    new Script(code, { filename: V8_CHECK_NAME });
+    return undefined;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // node:vm puts the position in the stack's head: "name:LINE\n<source line>\n<spaces>^^^".
+    const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : "";
+    const head = new RegExp(`^${V8_CHECK_NAME}:(\\d+)\\n[^\\n]*\\n( *)\\^`).exec(stack);
+    const original = head === null ? undefined : map.originalPosition(Number(head[1]), (head[2] ?? "").length + 1);
+    return text.error("SyntaxError", message, original === undefined ? undefined : text.offsetOf(original.line, original.column));
+  }
 }
 
 /** True when V8 compiles `code` (not run): catches early errors the stripper does not check. */

@@ -10,9 +10,10 @@
  *   `(async function __chain__() {\n<body>\n})`. The body starts on line 2, so for an output
  *   of the fast path (type stripping) a stack position `scriptName:L:C` is line `L - 1`,
  *   column `C` of the original script; in every case use `CompileResult.map` to translate.
- * - esbuild may put helper declarations (`var __using = …;`) before that expression (for
- *   syntax V8 lacks, such as decorators); they are `var` statements, so the completion value
- *   is still the function. Nothing ever follows the expression but `;` and a newline.
+ * - `code` is one expression, so a driver may splice it into a call (`start(<code>)`). When
+ *   esbuild needs helper declarations for syntax V8 lacks (decorators), they sit inside an
+ *   arrow function that returns the wrapped function: `(() => {var __decorate…;\nreturn
+ *   (async function __chain__() {…});\n})()`; no line of the body moves.
  * - The function is sloppy-mode (no `"use strict"` added) and is named `__chain__`, the name
  *   that appears in V8 stack frames; the mapper rewrites those frames to the original file.
  * - `code` refers to no host object and no module system: `tools`, `console` and the rest

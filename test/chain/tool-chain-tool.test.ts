@@ -290,6 +290,25 @@ describe("ToolChainTool", () => {
       expect(run.returnValue).toBe(3);
     });
 
+    it("runs decorators (esbuild's helpers stay inside the script's expression), mapping an error's line", async () => {
+      const run = await chain.run(
+        "function tag(value: unknown, _context: unknown) { return value; }\n@tag class Box { n = 2 }\nconst box = new Box();\nif (box.n === 2) throw new Error('boom');\nreturn box.n;",
+      );
+      expect(run.status).toBe("error");
+      expect(run.error).toMatchObject({ phase: "runtime", message: "boom", line: 4 });
+      const ok = await chain.run("function tag(value: unknown, _context: unknown) { return value; }\n@tag class Box { n = 2 }\nreturn new Box().n;");
+      expect(ok.status).toBe("ok");
+      expect(ok.returnValue).toBe(2);
+    });
+
+    it("reports a regular expression V8 refuses as a compile error at its place in the original script", async () => {
+      const run = await chain.run("const a = 1;\n\nconst r = /(/;\nreturn a;");
+      expect(run.status).toBe("error");
+      expect(run.error).toMatchObject({ phase: "compile", name: "SyntaxError", line: 3, column: 11 });
+      expect(run.error?.message).toContain("Invalid regular expression");
+      expect(run.error?.codeFrame).toContain("const r = /(/;");
+    });
+
     it("runs an empty script", async () => {
       const run = await chain.run("");
       expect(run.status).toBe("ok");

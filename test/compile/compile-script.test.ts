@@ -92,6 +92,17 @@ describe("compileScript: TypeScript syntax", () => {
 });
 
 describe("compileScript: syntax errors", () => {
+  it.each([
+    ["an unterminated group", "\n\nconst r = /(/;\nreturn 1;", 3, 11, /^Invalid regular expression: \/\(\/: Unterminated group/],
+    ["a range out of order, after TypeScript", "const n: number = 1;\nconst r = /[b-a]/;", 2, 11, /Range out of order/],
+  ])("a regular expression V8 refuses: %s, positioned in the original text", (_label, source, line, column, message) => {
+    for (const engine of ENGINES) {
+      const error = compileError(source, engine);
+      expect(error).toMatchObject({ phase: "compile", name: "SyntaxError", line, column });
+      expect(error.message).toMatch(message);
+    }
+  });
+
   it.each(ENGINES)("an error on line 1 (%s)", (engine) => {
     const error = compileError("const = 1;\nreturn 2", engine);
     expect(error).toMatchObject({ name: "SyntaxError", line: 1, column: 7 });

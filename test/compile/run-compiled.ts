@@ -10,9 +10,12 @@ export function compileOk(source: string, options: CompileOptions = {}): Compile
   return result;
 }
 
-/** Evaluates compiled code the way a driver does (classic script, completion value) and calls it. */
+/**
+ * Evaluates compiled code the way a driver does, spliced into a call as one expression
+ * (`start(<code>)`, see the compiled-script contract), and calls the function it gives.
+ */
 export async function runCompiled(code: string, globals: Record<string, unknown> = {}, scriptName = "chain.js"): Promise<unknown> {
-  const fn: unknown = new vm.Script(code, { filename: scriptName }).runInNewContext({ ...globals });
+  const fn: unknown = new vm.Script(`__start(${code}\n)`, { filename: scriptName }).runInNewContext({ ...globals, __start: (value: unknown) => value });
   expect(typeof fn).toBe("function");
   return (fn as () => Promise<unknown>)();
 }

@@ -66,7 +66,7 @@ describe("SourcePositionMapper on a real V8 stack", () => {
 
   it("esbuild helper frames before the wrapper map to nothing", () => {
     const result = compileOk("function d(v: unknown, _c: unknown) { return v }\n@d class C {}\nreturn C", { engine: "esbuild" });
-    const header = result.code.split("\n").findIndex((line) => line.startsWith("(async function __chain__"));
+    const header = result.code.split("\n").findIndex((line) => line.startsWith("return (async function __chain__"));
     expect(header).toBeGreaterThan(0);
     expect(result.map.originalPosition(1, 1)).toBeUndefined();
   });
