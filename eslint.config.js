@@ -5,6 +5,12 @@ import tseslint from "typescript-eslint";
 
 const nodeOnly = ["node:*", "fs", "path", "os", "child_process", "net", "crypto", "util", "worker_threads"];
 
+/** Packages only one layer may import, banned everywhere under src/ but there. */
+const heavyPackages = [
+  { name: "isolated-vm", message: "Only sandbox/ may import isolated-vm." },
+  { name: "fastify", message: "Only src/server/ may import fastify." },
+];
+
 export default tseslint.config(
   { ignores: ["node_modules/", "dist/", "coverage/", ".isochain/", "benchmarks/results/", "test/fixtures/**/*.d.ts"] },
   ...tseslint.configs.recommended,
@@ -80,10 +86,7 @@ export default tseslint.config(
       "no-restricted-imports": [
         "error",
         {
-          paths: [
-            { name: "isolated-vm", message: "Only sandbox/ may import isolated-vm." },
-            { name: "fastify", message: "Only src/server/ may import fastify." },
-          ],
+          paths: heavyPackages,
           patterns: [
             { group: ["**/sandbox/*", "**/chain/*", "**/cli/*"], message: "Lower layers never import the chain runtime, the sandbox or the CLI." },
           ],
@@ -97,10 +100,7 @@ export default tseslint.config(
       "no-restricted-imports": [
         "error",
         {
-          paths: [
-            { name: "isolated-vm", message: "Only sandbox/ may import isolated-vm." },
-            { name: "fastify", message: "Only src/server/ may import fastify." },
-          ],
+          paths: heavyPackages,
           patterns: [
             {
               group: ["**/invoker/*", "**/manager/*", "**/sandbox/*", "**/chain/*", "**/cli/*"],
