@@ -54,6 +54,7 @@ const reflectApply = Reflect.apply;
 const stringSplit = StringIntrinsic.prototype.split;
 const stringSlice = StringIntrinsic.prototype.slice;
 const stringIndexOf = StringIntrinsic.prototype.indexOf;
+const stringCharCodeAt = StringIntrinsic.prototype.charCodeAt;
 const NumberIntrinsic = Number;
 const isArray = Array.isArray;
 const promiseThen = PromiseIntrinsic.prototype.then;
@@ -248,12 +249,25 @@ function writeLog(level: LogLevel, args: unknown[]): void {
   outputTruncated = true;
   const room = limit - outputBytes - 1;
   if (room > 0) {
-    let head = text.slice(0, room);
-    while (head.length > 0 && utf8Length(head) > room) head = head.slice(0, Math.max(0, head.length - (utf8Length(head) - room)));
+    const head = utf8Head(text, room);
     if (head.length > 0) emit(FRAME_KIND.log, level, head);
   }
   outputBytes = limit;
   emit(FRAME_KIND.log, level, OUTPUT_TRUNCATED_MARKER);
+}
+
+/** The longest prefix of `text` within `maxBytes` bytes of UTF-8, never half a surrogate pair. */
+function utf8Head(text: string, maxBytes: number): string {
+  let low = 0;
+  let high = text.length < maxBytes ? text.length : maxBytes;
+  while (low < high) {
+    const mid = (low + high + 1) >>> 1;
+    if (utf8Length(reflectApply(stringSlice, text, [0, mid]) as string) <= maxBytes) low = mid;
+    else high = mid - 1;
+  }
+  const last = low > 0 ? (reflectApply(stringCharCodeAt, text, [low - 1]) as number) : 0;
+  if (last >= 0xd800 && last <= 0xdbff) low -= 1;
+  return reflectApply(stringSlice, text, [0, low]) as string;
 }
 
 function describe(error: unknown): string {

@@ -12,16 +12,18 @@
  *   stops at the first frame that runs past the end of the bytes, or whose payload does not
  *   decode when it is the last one: that tail is "torn" and reported, not thrown.
  * - A frame that fails to decode with more frames after it is corruption: `TRACE_INVALID`.
- * - `__proto__` keys are renamed by msgpackr on decode, so a hostile file cannot pollute
- *   prototypes.
+ * - Maps decode as `Map`s and become plain objects here, a `__proto__` key as an own data
+ *   property: a hostile file cannot pollute prototypes, and a tool result that really had a
+ *   `__proto__` key replays as it was (msgpackr's own object decoding renames it `__proto_`).
  *
  * @module
  */
-import { Packr } from "msgpackr";
+import { Packr, Unpackr } from "msgpackr";
 import { ChainRuntimeError } from "../kernel/index.ts";
 import type { TraceEvent } from "./trace-event.ts";
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false });
 
 /** Bytes of a frame's length prefix. */
 export const TRACE_FRAME_HEADER_BYTES = 4;
@@ -82,7 +84,7 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
     let event: TraceEvent;
     try {
       if (length === 0) throw new Error("empty frame");
-      event = packr.unpack(buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end)) as TraceEvent;
+      event = plainData(unpackr.unpack(buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end))) as TraceEvent;
     } catch (cause) {
       if (end === buffer.length) break; // the last frame: torn by a crash mid-write
       throw new ChainRuntimeError("TRACE_INVALID", `Trace frame ${events.length} at byte ${offset} does not decode.`, {
@@ -95,3 +97,21 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
   }
   return { events, validBytes: offset, tornBytes: buffer.length - offset };
 }
+
+/** `value` with every `Map` turned into a plain object (keys as strings; `__proto__` an own property). */
+function plainData(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = plainData(value[i]);
+    return value;
+  }
+  if (!(value instanceof Map)) return value;
+  const object: Record<string, unknown> = {};
+  for (const [key, item] of value) {
+    const name = String(key);
+    if (name === "__proto__") defineProperty(object, name, { value: plainData(item), writable: true, enumerable: true, configurable: true });
+    else object[name] = plainData(item);
+  }
+  return object;
+}
+
+const defineProperty = Object.defineProperty;

@@ -407,6 +407,19 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         expect(outcome.logs.map((log) => log.text.length)).toEqual([LIMITS.maxOutputBytes - 1, OUTPUT_TRUNCATED_MARKER.length]);
       });
 
+      it.each([
+        ["2-byte", "é"],
+        ["3-byte", "日本語"],
+        ["4-byte (surrogate pairs)", "😀"],
+      ])("cuts a %s line that crosses maxOutputBytes to the bytes left, never half a character", async (_label, piece) => {
+        const outcome = await run(`console.log(${JSON.stringify(piece)}.repeat(1000));`, { limits: { maxOutputBytes: 100 } });
+        const [head, marker] = outcome.logs.map((log) => log.text);
+        expect(marker).toBe(OUTPUT_TRUNCATED_MARKER);
+        expect(Buffer.byteLength(head ?? "")).toBeGreaterThan(99 - 4);
+        expect(Buffer.byteLength(head ?? "")).toBeLessThanOrEqual(99);
+        expect((head ?? "").isWellFormed()).toBe(true);
+      });
+
       it("bounds output in UTF-8 bytes on the host too, when the script defeats the prelude's count", async () => {
         // The prelude counts bytes with charCodeAt; patched, it sees every '€' (3 bytes) as one.
         const outcome = await run("String.prototype.charCodeAt = () => 65; for (let i = 0; i < 1000; i++) console.log('€'.repeat(100));", {

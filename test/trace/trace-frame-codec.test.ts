@@ -69,6 +69,16 @@ describe("trace frame codec", () => {
     expect(Object.getPrototypeOf((event as { args: object }).args)).toBe(Object.prototype);
   });
 
+  it("keeps a __proto__ key as the own data it was (a replay sees what the run saw)", () => {
+    const recorded = JSON.parse('{"__proto__": {"polluted": true}, "nested": [{"__proto__": 1, "constructor": 2}]}') as unknown;
+    const [event] = decodeTraceFrames(encodeTraceFrame(toolCallEvent(0, { args: recorded }))).events;
+    const args = (event as { args: Record<string, unknown> }).args;
+    expect(JSON.stringify(args)).toBe(JSON.stringify(recorded));
+    expect(Object.keys(args)).toEqual(["__proto__", "nested"]);
+    expect(Object.getPrototypeOf(args)).toBe(Object.prototype);
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+
   it("decodes from a Uint8Array view that is not a Buffer", () => {
     const frame = encodeTraceFrame(toolCallEvent(1));
     const padded = new Uint8Array(frame.length + 8);
