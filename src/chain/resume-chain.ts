@@ -22,6 +22,13 @@ export interface ResumeChainOptions extends Omit<ReplayOptions, "mode" | "approv
   readonly traceStore: TraceStore;
   /** Which pending request `decision` answers. @defaultValue the first pending request */
   readonly requestId?: string;
+  /**
+   * The suspended trace itself, when it was read from elsewhere (a `.trace` file moved out of
+   * the store); its `chainId` must be `chainId`. The resumed chain is still traced to
+   * `traceStore`, which also tells whether this suspension was already resumed.
+   * @defaultValue `traceStore.load(chainId)`
+   */
+  readonly trace?: ChainTrace;
   /** What later calls needing approval do. @defaultValue `"suspend"` */
   readonly approvalMode?: "wait" | "suspend";
 }
@@ -45,7 +52,12 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
   if (!isApprovalDecision(decision)) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `An approval decision is "approved", "denied" or "skipped"; got ${JSON.stringify(decision)}.`);
   }
-  const trace = await options.traceStore.load(chainId);
+  if (options.trace !== undefined && options.trace.chainId !== chainId) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `options.trace is chain ${JSON.stringify(options.trace.chainId)}, not ${JSON.stringify(chainId)}.`, {
+      details: { chainId },
+    });
+  }
+  const trace = options.trace ?? (await options.traceStore.load(chainId));
   if (trace.outcome?.status !== "suspended") {
     throw new ChainRuntimeError(
       "REPLAY_FAILED",
@@ -66,7 +78,7 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
     );
   }
   const callId = waiting.get(request.id);
-  const { requestId: _requestId, ...rest } = options;
+  const { requestId: _requestId, trace: _trace, ...rest } = options;
   return replay(trace, {
     ...rest,
     mode: "resume",

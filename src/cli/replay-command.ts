@@ -81,7 +81,8 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
       process.stderr.write(`isochain replay --resume: chain ${trace.chainId} is suspended for approval; pass --decision approved|denied|skipped\n`);
       return 2;
     }
-    report = await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore });
+    // The trace as read (a .trace file may sit outside the store): resume that one.
+    report = await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore, trace });
   } else {
     if (values.decision !== undefined) {
       throw new ChainRuntimeError("CLI_USAGE", `--decision applies to a suspended chain; ${trace.chainId} is ${trace.outcome?.status ?? "not ended"}.`);

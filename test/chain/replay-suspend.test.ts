@@ -59,6 +59,10 @@ describe("durable approvals (approvalMode: suspend)", () => {
     ]);
     expect(pendingApprovals(trace).map((request) => request.id)).toEqual([suspended.pendingApproval?.id]);
     expect([...suspendedCalls(trace)]).toEqual([[suspended.pendingApproval?.id, "c1"]]);
+    const mismatch = await resumeChain("suspended-chain", "approved", { traceStore: store, trace: { ...trace, chainId: "another" }, tools: outboxTools(outbox) }).catch(
+      (error: unknown) => error,
+    );
+    expect(isChainRuntimeError(mismatch) && mismatch.code).toBe("ARGUMENT_INVALID");
 
     const counters: OutboxCounters = { lookups: 0, crashes: 0 };
     const report = await resumeChain("suspended-chain", "approved", { traceStore: store, tools: outboxTools(outbox, counters), driver: "in-process" });

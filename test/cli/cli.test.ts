@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -116,6 +116,18 @@ describe("isochain CLI: run, trace, replay", () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("REPLAY_FAILED");
     expect(isochain("trace", "ls").stdout).toMatch(new RegExp(`ok\\s+4\\s+${id}`));
+  });
+
+  it("replay --resume of a suspended .trace file moved out of the store resumes that file", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend");
+    expect(run.code).toBe(1);
+    const id = savedTraceId(run.stdout);
+    const moved = join(cwd, `moved-${id}.trace`);
+    renameSync(join(cwd, ".isochain", "traces", `${id}.trace`), moved);
+    const resumed = isochain("replay", moved, "--resume", "--decision", "approved", "--tools", TOOLS);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain(`resumed chain ${id} as `);
+    expect(resumed.stdout).toContain("ran live: c3");
   });
 
   it("explains usage errors", () => {
