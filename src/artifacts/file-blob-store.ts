@@ -117,7 +117,9 @@ export class FileBlobStore implements BlobStore {
     return this.#lock.run(hex, () =>
       this.#io("put", ref, async () => {
         const existing = await this.#readSidecar(hex);
-        if (existing !== undefined && (await exists(this.#bytesPath(hex)))) return ref;
+        // Present and whole (by size): keep it. A bytes file of another size was damaged on disk;
+        // writing it again repairs the blob.
+        if (existing !== undefined && (await fileSize(this.#bytesPath(hex))) === data.byteLength) return ref;
         await mkdir(this.#shardPath(hex), { recursive: true });
         await writeFileAtomic(this.#bytesPath(hex), data);
         const sidecar: Sidecar = {
@@ -134,7 +136,11 @@ export class FileBlobStore implements BlobStore {
     );
   }
 
-  /** The bytes of `ref`. Throws `ARTIFACT_NOT_FOUND` when absent. */
+  /**
+   * The bytes of `ref`, checked against it: bytes changed on disk are never handed out as the
+   * blob. Throws `ARTIFACT_NOT_FOUND` when absent, `STORE_FAILED` when the bytes no longer hash
+   * to the ref (a `put` of the original bytes repairs it when the size changed).
+   */
   async resolve(ref: ArtifactRef): Promise<Uint8Array> {
     const hex = refToHex(ref);
     return this.#io("resolve", ref, async () => {
@@ -145,6 +151,11 @@ export class FileBlobStore implements BlobStore {
       } catch (error) {
         if (errorCode(error) === "ENOENT") throw notFound(ref);
         throw error;
+      }
+      if (sha256Hex(buffer) !== hex) {
+        throw new ChainRuntimeError("STORE_FAILED", `FileBlobStore: the bytes of ${ref} on disk no longer match it (changed or damaged); put the original bytes again.`, {
+          details: { ref, path: this.#bytesPath(hex) },
+        });
       }
       return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     });
@@ -208,7 +219,9 @@ export class FileBlobStore implements BlobStore {
             freedBytes += await removeIfOlder(join(shardPath, name), orphanCutoff);
           } else if (sidecars.has(name) && HEX_NAME.test(name)) {
             freedBytes += await this.#lock.run(name, async () => {
-              const sidecar = await this.#readSidecar(name);
+              // A sidecar that does not parse is left alone (and reported by stat/resolve), not a
+              // reason to stop collecting everything else.
+              const sidecar = await this.#readSidecar(name).catch(() => undefined);
               if (sidecar === undefined || sidecar.pins > 0 || sidecar.createdAt > cutoff) return 0;
               await unlinkIfPresent(this.#sidecarPath(name));
               await unlinkIfPresent(this.#bytesPath(name));
@@ -317,11 +330,15 @@ function corrupt(path: string, cause: unknown): ChainRuntimeError {
 }
 
 async function exists(path: string): Promise<boolean> {
+  return (await fileSize(path)) !== undefined;
+}
+
+/** The size of the file at `path`, or `undefined` when there is none. */
+async function fileSize(path: string): Promise<number | undefined> {
   try {
-    await statFile(path);
-    return true;
+    return (await statFile(path)).size;
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return false;
+    if (errorCode(error) === "ENOENT") return undefined;
     throw error;
   }
 }

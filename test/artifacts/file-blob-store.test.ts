@@ -113,6 +113,33 @@ describe("FileBlobStore", () => {
     expect((await store.stat(ref))?.pins).toBe(1);
   });
 
+  it("refuses bytes changed on disk (STORE_FAILED), and a put of the original bytes repairs them", async () => {
+    const dir = freshDir();
+    const store = new FileBlobStore({ dir });
+    const ref = await store.put("twenty bytes exactly");
+    const bytesPath = join(dir, hexOf(ref).slice(0, 2), hexOf(ref));
+    await writeFile(bytesPath, "TAMPERED!");
+    const error = await expectCode(store.resolve(ref), "STORE_FAILED");
+    expect(error.message).toContain("no longer match");
+    await writeFile(bytesPath, "twenty bytes EXACTLY");
+    await expectCode(store.resolve(ref), "STORE_FAILED"); // same size, other bytes: still caught
+    await writeFile(bytesPath, "short");
+    expect(await store.put("twenty bytes exactly")).toBe(ref);
+    expect(new TextDecoder().decode(await store.resolve(ref))).toBe("twenty bytes exactly");
+  });
+
+  it("gc goes on past a sidecar that does not parse", async () => {
+    const dir = freshDir();
+    const store = new FileBlobStore({ dir });
+    const broken = await store.put("broken sidecar");
+    const old = await store.put("old and unpinned");
+    await writeFile(join(dir, hexOf(broken).slice(0, 2), `${hexOf(broken)}.meta.json`), "{ not json");
+    const result = await store.gc({ now: Date.now() + 10 * ORPHAN_GRACE_MS, olderThanMs: 0 });
+    expect(result.removed).toBe(1);
+    expect(await store.stat(old)).toBeUndefined();
+    await expectCode(store.stat(broken), "STORE_FAILED");
+  });
+
   it("gc removes orphan bytes and stale temp files only past the grace period, counting their bytes", async () => {
     const dir = freshDir();
     const store = new FileBlobStore({ dir });
