@@ -19,6 +19,7 @@
  * counts as in doubt again on the next resume, so a decision can still be given.
  * @module
  */
+import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
   digestJson,
   type ApprovalDecision,
@@ -226,6 +227,7 @@ export function inDoubtResult(chainId: string, callId: string, tool: string): In
  * ```
  */
 export function suspendedCalls(trace: ChainTrace): ReadonlyMap<string, string> {
+  checkChainTrace(trace, "suspendedCalls()");
   const calls = new Map<string, string>();
   if (trace.outcome?.status !== "suspended") return calls;
   const taken = new Set<string>();

@@ -15,6 +15,7 @@
  *   are not in it; resume the newest trace instead.
  * @module
  */
+import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
   ChainRuntimeError,
   sha256Hex,
@@ -113,6 +114,10 @@ export interface ReplayReport {
  * trace the store shows was already resumed (unless `force`).
  */
 export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
+  checkChainTrace(trace, "replay()");
+  if (typeof options !== "object" || options === null) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", 'replay() needs options: { mode: "strict" } or { mode: "resume", tools or toolbox, ... }.');
+  }
   const { mode } = options;
   if (mode !== "strict" && mode !== "resume") {
     throw new ChainRuntimeError("REPLAY_FAILED", `replay() mode must be "strict" or "resume"; got ${JSON.stringify(mode)}.`);

@@ -9,6 +9,7 @@
  * suspends it again (resume the new chain id then).
  * @module
  */
+import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import { isApprovalDecision } from "../approval/check-approval-args.ts";
 import { ChainRuntimeError, type ApprovalDecision, type ApprovalRequest } from "../kernel/index.ts";
 import type { ChainTrace } from "../trace/chain-trace.ts";
@@ -52,6 +53,10 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
   if (!isApprovalDecision(decision)) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `An approval decision is "approved", "denied" or "skipped"; got ${JSON.stringify(decision)}.`);
   }
+  if (typeof options !== "object" || options === null || typeof options.traceStore?.load !== "function") {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", "resumeChain() needs options with the traceStore the suspended chain was traced to.");
+  }
+  if (options.trace !== undefined) checkChainTrace(options.trace, "resumeChain() options.trace");
   if (options.trace !== undefined && options.trace.chainId !== chainId) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `options.trace is chain ${JSON.stringify(options.trace.chainId)}, not ${JSON.stringify(chainId)}.`, {
       details: { chainId },

@@ -39,6 +39,7 @@ export interface FoldTraceEventsOptions {
  * `chain-start`, `chain-end`, `callId` or result, or has a result for a call it never started.
  */
 export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTraceEventsOptions = {}): ChainTrace {
+  if (!Array.isArray(events)) throw invalid(`foldTraceEvents() takes an array of trace events; got ${events === null ? "null" : typeof events}.`, {});
   const openCallState = options.openCallState ?? "in-doubt";
   const first = events[0];
   if (first === undefined) throw invalid("The trace log is empty: it has no chain-start event.", {});

@@ -1,0 +1,57 @@
+/**
+ * The shape check every function that takes a {@link ChainTrace} from its caller runs first. A
+ * trace may come from a file, an exported JSON or a hand-made object; what is not one must be a
+ * `TRACE_INVALID` naming the field, never a `TypeError` from deep inside a replay.
+ * @module
+ */
+import { ChainRuntimeError } from "../kernel/index.ts";
+import type { ChainTrace } from "./chain-trace.ts";
+
+/**
+ * Throws `TRACE_INVALID` unless `trace` has the shape of a {@link ChainTrace} (the fields a
+ * replay, a resume or an export reads; not every value inside `args` and results).
+ * @param where - who asks, for the message (e.g. `"replay()"`).
+ */
+export function checkChainTrace(trace: unknown, where: string): asserts trace is ChainTrace {
+  const problem = traceProblem(trace);
+  if (problem !== undefined) {
+    throw new ChainRuntimeError("TRACE_INVALID", `${where}: not a chain trace: ${problem}. Load one with a TraceStore or loadTraceFile.`, {
+      details: { problem },
+    });
+  }
+}
+
+function traceProblem(trace: unknown): string | undefined {
+  if (!isObject(trace)) return `got ${describe(trace)}`;
+  for (const key of ["chainId", "source", "sourceHash"] as const) if (typeof trace[key] !== "string") return `${key} is ${describe(trace[key])}, not a string`;
+  for (const key of ["version", "createdAt", "seed", "clockStart"] as const) if (typeof trace[key] !== "number") return `${key} is ${describe(trace[key])}, not a number`;
+  if (!isObject(trace.policy)) return `policy is ${describe(trace.policy)}, not an object`;
+  const toolbox = trace.toolbox;
+  if (!isObject(toolbox) || !Array.isArray(toolbox.tools) || typeof toolbox.digest !== "string") return "toolbox is not { tools: [], digest }";
+  for (const [index, tool] of toolbox.tools.entries()) {
+    if (!isObject(tool) || typeof tool.name !== "string" || typeof tool.risk !== "string") return `toolbox.tools[${index}] is not { name, risk, schemaDigest }`;
+  }
+  if (!Array.isArray(trace.calls)) return `calls is ${describe(trace.calls)}, not an array`;
+  for (const [index, call] of trace.calls.entries()) {
+    if (!isObject(call) || typeof call.callId !== "string" || typeof call.tool !== "string" || typeof call.seq !== "number" || typeof call.state !== "string") {
+      return `calls[${index}] is not { callId, seq, tool, state, ... }`;
+    }
+  }
+  if (!Array.isArray(trace.approvalRequests)) return `approvalRequests is ${describe(trace.approvalRequests)}, not an array`;
+  for (const [index, request] of trace.approvalRequests.entries()) {
+    if (!isObject(request) || typeof request.id !== "string" || typeof request.tool !== "string") return `approvalRequests[${index}] is not { id, tool, args, ... }`;
+  }
+  if (trace.outcome !== undefined && (!isObject(trace.outcome) || typeof trace.outcome.status !== "string")) return "outcome is not { status, ... }";
+  if (trace.parentChainId !== undefined && typeof trace.parentChainId !== "string") return "parentChainId is not a string";
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : typeof value === "string" ? "a string" : String(typeof value === "number" ? "a number" : typeof value);
+}
