@@ -196,7 +196,7 @@ export class ToolManager implements AsyncDisposable {
   async executeSelectedTools(calls: readonly ToolCall[], options: ExecuteSelectedToolsOptions = {}): Promise<ToolCallResponse[]> {
     const available = new Set(this.tools().map((tool) => tool.name));
     try {
-      const unique = this.filterDuplicateCalls(Array.isArray(calls) ? calls : []);
+      const unique = this.filterDuplicateCalls((Array.isArray(calls) ? calls : []).map(asToolCall));
       const ids = unique.map((call, index) => (typeof call.id === "string" && call.id !== "" ? call.id : `call_${index}`));
       const runnable = unique.slice(0, this.maxCallsPerRound);
       const responses = new Array<ToolCallResponse | Promise<ToolCallResponse>>(unique.length);
@@ -220,7 +220,10 @@ export class ToolManager implements AsyncDisposable {
       } else {
         const session = options.session ?? this.session;
         for (let i = 0; i < runnable.length; i++) {
-          responses[i] = this.#dispatch(runnable[i] as ToolCall, ids[i] as string, available, session, options.signal);
+          const call = runnable[i] as ToolCall;
+          responses[i] = malformedCalls.has(call)
+            ? failureResponse(ids[i] as string, call.name, invocationFailure("INVALID_ARGUMENTS", `Not executed: call ${i + 1} is not a tool call { name: string, arguments }.`))
+            : this.#dispatch(call, ids[i] as string, available, session, options.signal);
         }
       }
       return await Promise.all(responses);
@@ -386,6 +389,7 @@ function parseArguments(raw: unknown): unknown {
 
 /** `name \0 canonical args`, or `undefined` when the arguments cannot be compared (never deduplicated). */
 function dedupKey(call: ToolCall): string | undefined {
+  if (malformedCalls.has(call)) return undefined; // each gets its own answer
   try {
     const args = parseArguments(call.arguments);
     if (typeof args === "object" && args !== null) {
@@ -397,4 +401,21 @@ function dedupKey(call: ToolCall): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Stand-ins for entries of a call list that are not tool calls (answered INVALID_ARGUMENTS, never run). */
+const malformedCalls = new WeakSet<ToolCall>();
+
+/** `entry` when it is a tool call (an object with a string `name`), else a stand-in for it. */
+function asToolCall(entry: unknown): ToolCall {
+  if (typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string") return entry as ToolCall;
+  let id: unknown;
+  try {
+    id = typeof entry === "object" && entry !== null ? (entry as { id?: unknown }).id : undefined;
+  } catch {
+    id = undefined;
+  }
+  const standIn: ToolCall = { ...(typeof id === "string" ? { id } : {}), name: "(not a tool call)", arguments: {} };
+  malformedCalls.add(standIn);
+  return standIn;
 }

@@ -88,6 +88,20 @@ describe("ToolManager.executeSelectedTools", () => {
     expect(a.calls).toHaveLength(1);
   });
 
+  it("answers entries that are not tool calls with INVALID_ARGUMENTS and runs the rest (never throws)", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const hostileName = { toString: () => { throw new Error("no name"); } };
+    const responses = await manager.executeSelectedTools([null, { id: "x", name: hostileName, arguments: {} }, { id: "ok", name: "a", arguments: { q: 1 } }, null] as never);
+    expect(responses.map((r) => [r.id, r.status, r.result && r.result.status === "error" ? r.result.code : undefined])).toEqual([
+      ["call_0", "error", "INVALID_ARGUMENTS"],
+      ["x", "error", "INVALID_ARGUMENTS"],
+      ["ok", "ok", undefined],
+      ["call_3", "error", "INVALID_ARGUMENTS"],
+    ]);
+    expect(a.calls).toHaveLength(1);
+  });
+
   it("caps calls per round; the rest get an error response naming the cap", async () => {
     const a = echoTool("a");
     const { manager } = setup([a], { maxCallsPerRound: 2 });
