@@ -24,18 +24,19 @@ import { approvalHandlerFor } from "./approval-handler-for.ts";
 import { replayCommand } from "./replay-command.ts";
 import { traceCommand } from "./trace-command.ts";
 import { USAGE } from "./usage.ts";
+import { writeErr, writeOut } from "./terminal-text.ts";
 
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
-    process.stdout.write(`${USAGE}\n`);
+    writeOut(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
   if (command === "run") return runCommand(rest);
   if (command === "trace") return traceCommand(rest);
   if (command === "replay") return replayCommand(rest);
-  process.stderr.write(`isochain: unknown command "${command}"\n\n${USAGE}\n`);
+  writeErr(`isochain: unknown command "${command}"\n\n${USAGE}\n`);
   return 2;
 }
 
@@ -55,12 +56,12 @@ async function runCommand(args: readonly string[]): Promise<number> {
     allowNegative: true,
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    writeOut(`${USAGE}\n`);
     return 0;
   }
   const scriptPath = positionals[0];
   if (!scriptPath || !values.tools) {
-    process.stderr.write(`isochain run: needs a script and --tools <module>\n\n${USAGE}\n`);
+    writeErr(`isochain run: needs a script and --tools <module>\n\n${USAGE}\n`);
     return 2;
   }
   const code = await readFile(scriptPath, "utf8");
@@ -71,7 +72,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
   const suspend = values.approve === "suspend";
   const approvalHandler = suspend ? undefined : approvalHandlerFor(values.approve);
   const traceStore = values.trace || suspend ? new FileTraceStore({ dir: join(values.store, "traces") }) : undefined;
-  if (suspend && !values.trace) process.stderr.write("isochain run: --approve suspend needs the trace; --no-trace ignored\n");
+  if (suspend && !values.trace) writeErr("isochain run: --approve suspend needs the trace; --no-trace ignored\n");
   const chain = new ToolChainTool({
     toolbox,
     blobStore,
@@ -95,19 +96,19 @@ async function runCommand(args: readonly string[]): Promise<number> {
   }
   if (run.returnArtifactRef) artifacts.set(run.returnArtifactRef as ArtifactRef, "return value");
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(run, null, 2)}\n`);
+    writeOut(`${JSON.stringify(run, null, 2)}\n`);
   } else {
-    process.stdout.write(await formatRun(run, { scriptPath, code, artifacts, blobStore }));
-    if (traceStore && !run.traceError) process.stdout.write(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)})\n`);
+    writeOut(await formatRun(run, { scriptPath, code, artifacts, blobStore }));
+    if (traceStore && !run.traceError) writeOut(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)})\n`);
     if (run.pendingApproval) {
-      process.stdout.write(
+      writeOut(
         `\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clip(JSON.stringify(run.pendingApproval.args), 160)}\n` +
           `resume with: isochain replay ${run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`,
       );
     }
   }
   if (run.traceError) {
-    process.stderr.write(`isochain: warning: the trace is incomplete (${run.traceError.code}: ${run.traceError.message}; ${run.traceError.lostEvents} event(s) lost)\n`);
+    writeErr(`isochain: warning: the trace is incomplete (${run.traceError.code}: ${run.traceError.message}; ${run.traceError.lostEvents} event(s) lost)\n`);
   }
   return run.status === "ok" ? 0 : 1;
 }
@@ -122,7 +123,7 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     const message = isChainRuntimeError(error) ? `${error.code}: ${error.message}` : String((error as Error)?.message ?? error);
-    process.stderr.write(`isochain: ${message}\n`);
+    writeErr(`isochain: ${message}\n`);
     process.exitCode = 2;
   },
 );

@@ -16,6 +16,7 @@ import { formatRun } from "./format-run.ts";
 import { loadToolModule } from "./load-tools.ts";
 import { resolveTrace } from "./resolve-trace.ts";
 import { USAGE } from "./usage.ts";
+import { writeErr, writeOut } from "./terminal-text.ts";
 
 /**
  * `isochain replay <id|file> [--resume]`. Strict (the default) needs no tools and exits 0 when
@@ -39,12 +40,12 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    writeOut(`${USAGE}\n`);
     return 0;
   }
   const ref = positionals[0];
   if (!ref) {
-    process.stderr.write(`isochain replay: needs a chain id or a .trace file\n\n${USAGE}\n`);
+    writeErr(`isochain replay: needs a chain id or a .trace file\n\n${USAGE}\n`);
     return 2;
   }
   const traceStore = new FileTraceStore({ dir: join(values.store, "traces") });
@@ -52,13 +53,13 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
 
   if (!values.resume) {
     const report = await replay(trace, { mode: "strict" });
-    if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(formatStrict(report));
+    if (values.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
+    else writeOut(formatStrict(report));
     return report.identical ? 0 : 1;
   }
 
   if (!values.tools) {
-    process.stderr.write("isochain replay --resume: needs --tools <module> (calls not in the trace run live)\n");
+    writeErr("isochain replay --resume: needs --tools <module> (calls not in the trace run live)\n");
     return 2;
   }
   const toolbox = await loadToolModule(values.tools);
@@ -78,7 +79,7 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
   if (trace.outcome?.status === "suspended") {
     const decision = values.decision;
     if (!isApprovalDecision(decision)) {
-      process.stderr.write(`isochain replay --resume: chain ${trace.chainId} is suspended for approval; pass --decision approved|denied|skipped\n`);
+      writeErr(`isochain replay --resume: chain ${trace.chainId} is suspended for approval; pass --decision approved|denied|skipped\n`);
       return 2;
     }
     // The trace as read (a .trace file may sit outside the store): resume that one.
@@ -90,12 +91,12 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     report = await replay(trace, { ...common, mode: "resume", traceStore });
   }
   if (values.json) {
-    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    writeOut(`${JSON.stringify(report, null, 2)}\n`);
   } else {
-    process.stdout.write(formatResume(report));
-    process.stdout.write(await formatRun(report.run, { scriptPath: `(resumed from ${trace.chainId})`, code: trace.source, artifacts: new Map(), blobStore }));
+    writeOut(formatResume(report));
+    writeOut(await formatRun(report.run, { scriptPath: `(resumed from ${trace.chainId})`, code: trace.source, artifacts: new Map(), blobStore }));
     if (report.run.pendingApproval) {
-      process.stdout.write(
+      writeOut(
         `\nsuspended again: waiting for approval of ${report.run.pendingApproval.tool}\n` +
           `resume with: isochain replay ${report.run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`,
       );

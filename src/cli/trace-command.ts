@@ -5,6 +5,7 @@ import { exportTraceJson, FileTraceStore, traceToTest } from "../index.ts";
 import { formatTrace, formatTraceList } from "./format-trace.ts";
 import { resolveTrace } from "./resolve-trace.ts";
 import { USAGE } from "./usage.ts";
+import { writeErr, writeOut } from "./terminal-text.ts";
 
 /** `isochain trace ls|show|export`. Resolves to the exit code. */
 export async function traceCommand(args: readonly string[]): Promise<number> {
@@ -23,20 +24,20 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
     },
   });
   if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
+    writeOut(`${USAGE}\n`);
     return 0;
   }
   const store = new FileTraceStore({ dir: join(values.store, "traces") });
   if (sub === "ls") {
     const limit = values.limit === undefined ? undefined : Number(values.limit);
     const summaries = await store.list(limit === undefined ? {} : { limit });
-    process.stdout.write(values.json ? `${JSON.stringify(summaries, null, 2)}\n` : formatTraceList(summaries));
+    writeOut(values.json ? `${JSON.stringify(summaries, null, 2)}\n` : formatTraceList(summaries));
     return 0;
   }
   if (sub === "show" || sub === "export") {
     const ref = positionals[0];
     if (!ref) {
-      process.stderr.write(`isochain trace ${sub}: needs a chain id or a .trace file\n\n${USAGE}\n`);
+      writeErr(`isochain trace ${sub}: needs a chain id or a .trace file\n\n${USAGE}\n`);
       return 2;
     }
     const trace = await resolveTrace(ref, store);
@@ -46,12 +47,12 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
     if (values.out) {
       await mkdir(dirname(values.out), { recursive: true });
       await writeFile(values.out, text);
-      process.stdout.write(`wrote ${values.out}\n`);
+      writeOut(`wrote ${values.out}\n`);
     } else {
-      process.stdout.write(text);
+      writeOut(text);
     }
     return 0;
   }
-  process.stderr.write(`isochain trace: expected ls, show or export${sub ? `, got "${sub}"` : ""}\n\n${USAGE}\n`);
+  writeErr(`isochain trace: expected ls, show or export${sub ? `, got "${sub}"` : ""}\n\n${USAGE}\n`);
   return 2;
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -128,6 +128,18 @@ describe("isochain CLI: run, trace, replay", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain(`resumed chain ${id} as `);
     expect(resumed.stdout).toContain("ran live: c3");
+  });
+
+  it("never writes a control character from a script or trace raw to the terminal", () => {
+    const script = join(cwd, "escape.ts");
+    writeFileSync(script, 'console.log("\\u001b[2J\\u001b]0;owned\\u0007 cleared");\nreturn "\\u001b[31mred";\n');
+    const run = isochain("run", script, "--tools", TOOLS, "--approve", "auto");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).not.toContain("\u001b");
+    expect(run.stdout).toContain("\\u001b[2J");
+    const shown = isochain("trace", "show", savedTraceId(run.stdout));
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toContain("\u001b");
   });
 
   it("explains usage errors", () => {
