@@ -114,7 +114,9 @@ export class FileApprovalStore implements ApprovalStore {
         if (!name.endsWith(REQUEST_SUFFIX) || name.startsWith(".")) continue;
         const key = name.slice(0, -REQUEST_SUFFIX.length);
         if (decided.has(key)) continue;
-        const request = await this.#readRequestFile(join(this.dir, name), undefined);
+        // One unreadable request file must not hide the whole queue: it is left out here (a
+        // `get` of its id still reports it), and every other request is listed.
+        const request = await this.#readRequestFile(join(this.dir, name), undefined).catch(() => undefined);
         if (request !== undefined) pending.push(request);
       }
       return pending.sort(compareApprovalRequests);

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
   type ArtifactRef,
+  ChainRuntimeError,
   FileBlobStore,
   FileTraceStore,
   isChainRuntimeError,
@@ -67,7 +68,11 @@ async function runCommand(args: readonly string[]): Promise<number> {
   const code = await readFile(scriptPath, "utf8");
   const toolbox = await loadToolModule(values.tools);
   const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
-  const maxToolCalls = values["max-calls"] === undefined ? undefined : Number(values["max-calls"]);
+  const maxCalls = values["max-calls"];
+  if (maxCalls !== undefined && !/^\d+$/.test(maxCalls)) {
+    throw new ChainRuntimeError("CLI_USAGE", `--max-calls takes a whole number of tool calls (e.g. 50); got ${JSON.stringify(maxCalls)}.`);
+  }
+  const maxToolCalls = maxCalls === undefined ? undefined : Number(maxCalls);
   const artifacts = new Map<ArtifactRef, string>();
   const suspend = values.approve === "suspend";
   const approvalHandler = suspend ? undefined : approvalHandlerFor(values.approve);

@@ -78,9 +78,11 @@ describe("FileApprovalStore", () => {
     const dir = freshDir();
     const store = new FileApprovalStore({ dir });
     await store.putPending(makeApprovalRequest());
+    await store.putPending(makeApprovalRequest({ id: "req-2" }));
     await writeFile(join(dir, "req-1.request.json"), "{ nope");
     await expectCode(store.get("req-1"), "STORE_FAILED");
-    await expectCode(store.listPending(), "STORE_FAILED");
+    // One unreadable request does not hide the rest of the queue.
+    expect((await store.listPending()).map((r) => r.id)).toEqual(["req-2"]);
     await writeFile(join(dir, "req-1.request.json"), JSON.stringify({ version: 1, request: makeApprovalRequest({ id: "other" }) }));
     await expectCode(store.get("req-1"), "STORE_FAILED");
     await writeFile(join(dir, "req-1.request.json"), JSON.stringify({ version: 2, request: makeApprovalRequest() }));

@@ -148,5 +148,10 @@ describe("isochain CLI: run, trace, replay", () => {
     const missing = isochain("trace", "show", "zzzz");
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("TRACE_NOT_FOUND");
+    for (const bad of ["", "abc", "1.5", "=-1"]) {
+      const run = isochain("run", WON_DEALS, "--tools", TOOLS, bad.startsWith("=") ? `--max-calls${bad}` : "--max-calls", ...(bad.startsWith("=") ? [] : [bad]));
+      expect(run.code, bad).toBe(2);
+      expect(run.stderr).toContain("--max-calls takes a whole number");
+    }
   });
 });
