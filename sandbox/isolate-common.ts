@@ -8,8 +8,7 @@
  * @module
  */
 import type ivm from "isolated-vm";
-import { BRIDGE_GLOBALS } from "../src/bridge/protocol.ts";
-import { BRIDGE_OP, type LogLevel } from "../src/bridge/protocol.ts";
+import { BRIDGE_GLOBALS, BRIDGE_OP, OUTPUT_TRUNCATED_MARKER, type LogLevel } from "../src/bridge/protocol.ts";
 import { toWireResult, type WireResult } from "../src/bridge/wire-result.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { boundLogLine } from "./output-cap.ts";
@@ -237,10 +236,11 @@ function deliverSafely(
  */
 export function forwardLog(request: IsolateRunRequest | undefined, level: FrameField, text: FrameField, counted: number, cap: number): number {
   if (typeof level !== "string" || !LOG_LEVELS.has(level) || typeof text !== "string") return counted;
-  const line = boundLogLine(text, counted, cap);
+  const line = boundLogLine(text, counted, cap, OUTPUT_TRUNCATED_MARKER.length);
   if (line === undefined) return counted;
   try {
     request?.onLog?.(level as LogLevel, line.text);
+    if (line.cut) request?.onLog?.(level as LogLevel, OUTPUT_TRUNCATED_MARKER);
   } catch {
     // a failing log listener must not break the run
   }

@@ -8,17 +8,23 @@
 
 /**
  * The part of `text` to forward when `counted` bytes of output went before and `cap` is the
- * bound, with the bytes counted after it; `undefined` once the bound is reached.
+ * bound, with the bytes counted after it and whether it was cut (the caller then adds the
+ * truncation marker the prelude would have written, within the `reserve` bytes a cut line leaves
+ * free); `undefined` once the bound is reached.
  */
-export function boundLogLine(text: string, counted: number, cap: number): { readonly text: string; readonly counted: number } | undefined {
+export function boundLogLine(
+  text: string,
+  counted: number,
+  cap: number,
+  reserve = 0,
+): { readonly text: string; readonly counted: number; readonly cut: boolean } | undefined {
   const room = cap - counted;
   if (room <= 0) return undefined;
   // No UTF-16 unit takes more than 3 UTF-8 bytes: most lines need no exact count.
-  if (text.length * 3 <= room) return { text, counted: counted + Buffer.byteLength(text, "utf8") };
+  if (text.length * 3 <= room) return { text, counted: counted + Buffer.byteLength(text, "utf8"), cut: false };
   const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes <= room) return { text, counted: counted + bytes };
-  const head = utf8Prefix(text, room);
-  return { text: head, counted: cap };
+  if (bytes <= room) return { text, counted: counted + bytes, cut: false };
+  return { text: utf8Prefix(text, Math.max(0, room - reserve)), counted: cap, cut: true };
 }
 
 /** The longest prefix of `text` that takes at most `maxBytes` bytes of UTF-8 and does not split a surrogate pair. */

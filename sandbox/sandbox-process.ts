@@ -308,11 +308,12 @@ export class SandboxProcess {
       case FRAME_KIND.log: {
         const run = this.#active;
         if (run === undefined) return;
-        const line = boundLogLine(message.text, run.outputBytes, run.outputCap);
+        const line = boundLogLine(message.text, run.outputBytes, run.outputCap, OUTPUT_TRUNCATED_MARKER.length);
         if (line === undefined) return;
         run.outputBytes = line.counted;
         try {
           run.request.onLog?.(message.level, line.text);
+          if (line.cut) run.request.onLog?.(message.level, OUTPUT_TRUNCATED_MARKER);
         } catch {
           // a failing log listener must not break the run
         }

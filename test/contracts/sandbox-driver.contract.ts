@@ -429,6 +429,8 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         const bytes = outcome.logs.reduce((sum, log) => sum + Buffer.byteLength(log.text) + 1, 0);
         expect(bytes).toBeLessThanOrEqual(1_000 + OUTPUT_TRUNCATED_MARKER.length + 8 + outcome.logs.length);
         expect(outcome.logs.every((log) => !log.text.includes("\ufffd"))).toBe(true);
+        // The host cut the output, so the host marks it, as the prelude would have.
+        expect(outcome.logs.at(-1)?.text).toBe(OUTPUT_TRUNCATED_MARKER);
       });
 
       it("delivers output written before a kill", async () => {

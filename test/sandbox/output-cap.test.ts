@@ -4,14 +4,15 @@ import { boundLogLine, utf8Prefix } from "../../sandbox/output-cap.ts";
 
 describe("boundLogLine (the host's own output bound)", () => {
   it("counts UTF-8 bytes, not UTF-16 units", () => {
-    expect(boundLogLine("€€", 0, 100)).toEqual({ text: "€€", counted: 6 });
-    expect(boundLogLine("abc", 10, 100)).toEqual({ text: "abc", counted: 13 });
+    expect(boundLogLine("€€", 0, 100)).toEqual({ text: "€€", counted: 6, cut: false });
+    expect(boundLogLine("abc", 10, 100)).toEqual({ text: "abc", counted: 13, cut: false });
   });
 
   it("cuts the line that crosses the bound, never inside a character, and stops after it", () => {
-    expect(boundLogLine("€€€€", 0, 7)).toEqual({ text: "€€", counted: 7 });
-    expect(boundLogLine("a😀b", 0, 4)).toEqual({ text: "a", counted: 4 });
+    expect(boundLogLine("€€€€", 0, 7)).toEqual({ text: "€€", counted: 7, cut: true });
+    expect(boundLogLine("a😀b", 0, 4)).toEqual({ text: "a", counted: 4, cut: true });
     expect(boundLogLine("more", 7, 7)).toBeUndefined();
+    expect(boundLogLine("x".repeat(20), 0, 10, 4)).toEqual({ text: "xxxxxx", counted: 10, cut: true });
   });
 });
 
