@@ -14,8 +14,10 @@
  * Invariants:
  * - Only strings and numbers leave the isolate: arguments and the return value are checked for
  *   plain data and serialised here with the intrinsics captured at load time, so a script that
- *   patches `JSON`, `Object`, `Map.prototype`, `Array.prototype` or `Promise.prototype.then`
- *   cannot change what the host receives, lose its results or forge a call.
+ *   patches `JSON`, `Object`, `Map.prototype`, `Array.prototype.push` or
+ *   `Promise.prototype.then` cannot change what the host receives or lose its results. (A
+ *   setter at an index of `Array.prototype` still sees the call queue: what it adds is a call
+ *   like any other to the host, which dispatches each call index once, in increasing order.)
  * - The host's `send` callback and the `start` entry point are removed from `globalThis` before
  *   script code runs, and the bridge function (the host's way in: configure, resolve, probe) is
  *   the completion value of this script, never a global: the script can reach none of them.

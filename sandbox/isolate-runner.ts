@@ -245,6 +245,8 @@ class ActiveRun {
   readonly #hostOutputCap: number;
   /** Calls sent to the host and not answered yet. */
   readonly #pending = new Set<number>();
+  /** Index of the last call accepted; calls come with increasing indexes. */
+  #lastCallIndex = -1;
   /** Fires when the run ends; every call's `signal`. */
   #calls: AbortController | undefined;
   /** Results waiting for the end of this host tick, to enter the isolate together. */
@@ -328,7 +330,10 @@ class ActiveRun {
   #onCall(callIndex: FrameField, tool: FrameField, argsJson: FrameField, refusal: FrameField): void {
     const request = this.#request;
     const call = callFromFrame(callIndex, tool, argsJson, refusal, this.#limits.maxArgumentBytes);
-    if (request === undefined || call === undefined || this.#pending.has(call.callIndex)) return;
+    // The prelude numbers calls in program order and they arrive in order: an index at or below
+    // the last one is a forged or repeated frame (a script that hooked the prelude's queue), dropped.
+    if (request === undefined || call === undefined || call.callIndex <= this.#lastCallIndex) return;
+    this.#lastCallIndex = call.callIndex;
     this.#pending.add(call.callIndex);
     this.#calls ??= new AbortController();
     dispatchCall(request, call, this.#calls.signal, this.#deliver);

@@ -220,6 +220,8 @@ class SyncRun {
   readonly #wallStart = performance.now();
   readonly #cpuStart: bigint;
   readonly #hostOutputCap: number;
+  /** Index of the last call accepted; calls come with increasing indexes. */
+  #lastCallIndex = -1;
   readonly #pending = new Set<number>();
   #calls: AbortController | undefined;
   readonly #out = new ResultQueue();
@@ -391,7 +393,10 @@ class SyncRun {
   #onCall(callIndex: FrameField, tool: FrameField, argsJson: FrameField, refusal: FrameField): void {
     const request = this.#request;
     const call = callFromFrame(callIndex, tool, argsJson, refusal, this.#limits.maxArgumentBytes);
-    if (request === undefined || call === undefined || this.#pending.has(call.callIndex)) return;
+    // The prelude numbers calls in program order and they arrive in order: an index at or below
+    // the last one is a forged or repeated frame (a script that hooked the prelude's queue), dropped.
+    if (request === undefined || call === undefined || call.callIndex <= this.#lastCallIndex) return;
+    this.#lastCallIndex = call.callIndex;
     this.#pending.add(call.callIndex);
     this.#calls ??= new AbortController();
     dispatchCall(request, call, this.#calls.signal, this.#deliver);

@@ -117,9 +117,9 @@ export class FileBlobStore implements BlobStore {
     return this.#lock.run(hex, () =>
       this.#io("put", ref, async () => {
         const existing = await this.#readSidecar(hex);
-        // Present and whole (by size): keep it. A bytes file of another size was damaged on disk;
-        // writing it again repairs the blob.
-        if (existing !== undefined && (await fileSize(this.#bytesPath(hex))) === data.byteLength) return ref;
+        // Present and whole: keep it. Bytes damaged on disk (another size, or other bytes) are
+        // written again, which repairs the blob.
+        if (existing !== undefined && (await holdsBytes(this.#bytesPath(hex), data))) return ref;
         await mkdir(this.#shardPath(hex), { recursive: true });
         await writeFileAtomic(this.#bytesPath(hex), data);
         const sidecar: Sidecar = {
@@ -139,7 +139,7 @@ export class FileBlobStore implements BlobStore {
   /**
    * The bytes of `ref`, checked against it: bytes changed on disk are never handed out as the
    * blob. Throws `ARTIFACT_NOT_FOUND` when absent, `STORE_FAILED` when the bytes no longer hash
-   * to the ref (a `put` of the original bytes repairs it when the size changed).
+   * to the ref (a `put` of the original bytes repairs it).
    */
   async resolve(ref: ArtifactRef): Promise<Uint8Array> {
     const hex = refToHex(ref);
@@ -331,6 +331,17 @@ function corrupt(path: string, cause: unknown): ChainRuntimeError {
 
 async function exists(path: string): Promise<boolean> {
   return (await fileSize(path)) !== undefined;
+}
+
+/** True when the file at `path` holds exactly `data` (compared by size first, then byte for byte). */
+async function holdsBytes(path: string, data: Uint8Array): Promise<boolean> {
+  if ((await fileSize(path)) !== data.byteLength) return false;
+  try {
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(await readFile(path));
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return false;
+    throw error;
+  }
 }
 
 /** The size of the file at `path`, or `undefined` when there is none. */

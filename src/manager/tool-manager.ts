@@ -408,7 +408,11 @@ const malformedCalls = new WeakSet<ToolCall>();
 
 /** `entry` when it is a tool call (an object with a string `name`), else a stand-in for it. */
 function asToolCall(entry: unknown): ToolCall {
-  if (typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string") return entry as ToolCall;
+  try {
+    if (typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string") return entry as ToolCall;
+  } catch {
+    // a `name` getter that throws: not a tool call either
+  }
   let id: unknown;
   try {
     id = typeof entry === "object" && entry !== null ? (entry as { id?: unknown }).id : undefined;

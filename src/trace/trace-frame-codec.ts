@@ -24,6 +24,8 @@ import type { TraceEvent } from "./trace-event.ts";
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false });
+/** The UTF-8 bytes of `__proto__`, whatever msgpack string header precedes them. */
+const PROTO_KEY = Buffer.from("__proto__");
 
 /** Bytes of a frame's length prefix. */
 export const TRACE_FRAME_HEADER_BYTES = 4;
@@ -84,7 +86,10 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
     let event: TraceEvent;
     try {
       if (length === 0) throw new Error("empty frame");
-      event = plainData(unpackr.unpack(buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end))) as TraceEvent;
+      const payload = buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end);
+      // Maps decode as Maps (and are converted) only in a frame that holds a `__proto__` key:
+      // msgpackr's own object decoding is twice as fast and renames that key.
+      event = (payload.includes(PROTO_KEY) ? plainData(unpackr.unpack(payload)) : packr.unpack(payload)) as TraceEvent;
     } catch (cause) {
       if (end === buffer.length) break; // the last frame: torn by a crash mid-write
       throw new ChainRuntimeError("TRACE_INVALID", `Trace frame ${events.length} at byte ${offset} does not decode.`, {

@@ -113,7 +113,7 @@ describe("FileBlobStore", () => {
     expect((await store.stat(ref))?.pins).toBe(1);
   });
 
-  it("refuses bytes changed on disk (STORE_FAILED), and a put of the original bytes repairs them", async () => {
+  it("refuses bytes changed on disk (STORE_FAILED), and a put of the original bytes repairs them, same size or not", async () => {
     const dir = freshDir();
     const store = new FileBlobStore({ dir });
     const ref = await store.put("twenty bytes exactly");
@@ -123,6 +123,8 @@ describe("FileBlobStore", () => {
     expect(error.message).toContain("no longer match");
     await writeFile(bytesPath, "twenty bytes EXACTLY");
     await expectCode(store.resolve(ref), "STORE_FAILED"); // same size, other bytes: still caught
+    expect(await store.put("twenty bytes exactly")).toBe(ref); // same size, other bytes: repaired
+    expect(new TextDecoder().decode(await store.resolve(ref))).toBe("twenty bytes exactly");
     await writeFile(bytesPath, "short");
     expect(await store.put("twenty bytes exactly")).toBe(ref);
     expect(new TextDecoder().decode(await store.resolve(ref))).toBe("twenty bytes exactly");

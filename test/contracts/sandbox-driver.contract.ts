@@ -441,6 +441,29 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
     });
 
     describe("isolation", () => {
+      it("never dispatches a call index twice, even when the script hooks the prelude's call queue", async () => {
+        // A setter at index 0 of Array.prototype sees the prelude's next batch and appends a
+        // forged repeat of call 0 (already answered) after the real call 1.
+        const outcome = await run(
+          [
+            "const first = await tools.echo({ n: 0 });",
+            "Object.defineProperty(Array.prototype, '0', { configurable: true, set(value) {",
+            "  Object.defineProperty(this, '0', { value, writable: true, enumerable: true, configurable: true });",
+            "  Object.defineProperty(this, '4', { value: 0, writable: true, enumerable: true, configurable: true });",
+            "  this[5] = 'echo'; this[6] = '{\"forged\":true}'; this[7] = undefined;",
+            "} });",
+            "const second = await tools.echo({ n: 1 });",
+            "delete Array.prototype[0];",
+            "return [first.text, second.text];",
+          ].join("\n"),
+        );
+        expect(outcome.status).toBe("ok");
+        expect(outcome.calls.map((call) => [call.callIndex, call.argsJson])).toEqual([
+          [0, '{"n":0}'],
+          [1, '{"n":1}'],
+        ]);
+      });
+
       it("keeps calls and results flowing when the script patches Array.prototype and Map.prototype", async () => {
         const outcome = await run(
           [

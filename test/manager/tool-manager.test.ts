@@ -92,12 +92,14 @@ describe("ToolManager.executeSelectedTools", () => {
     const a = echoTool("a");
     const { manager } = setup([a]);
     const hostileName = { toString: () => { throw new Error("no name"); } };
-    const responses = await manager.executeSelectedTools([null, { id: "x", name: hostileName, arguments: {} }, { id: "ok", name: "a", arguments: { q: 1 } }, null] as never);
+    const throwingGetter = { id: "g", get name(): string { throw new Error("boom"); }, arguments: {} };
+    const responses = await manager.executeSelectedTools([null, { id: "x", name: hostileName, arguments: {} }, { id: "ok", name: "a", arguments: { q: 1 } }, null, throwingGetter] as never);
     expect(responses.map((r) => [r.id, r.status, r.result && r.result.status === "error" ? r.result.code : undefined])).toEqual([
       ["call_0", "error", "INVALID_ARGUMENTS"],
       ["x", "error", "INVALID_ARGUMENTS"],
       ["ok", "ok", undefined],
       ["call_3", "error", "INVALID_ARGUMENTS"],
+      ["g", "error", "INVALID_ARGUMENTS"],
     ]);
     expect(a.calls).toHaveLength(1);
   });
