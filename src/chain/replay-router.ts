@@ -228,6 +228,11 @@ export function inDoubtResult(chainId: string, callId: string, tool: string): In
  */
 export function suspendedCalls(trace: ChainTrace): ReadonlyMap<string, string> {
   checkChainTrace(trace, "suspendedCalls()");
+  return matchSuspendedCalls(trace);
+}
+
+/** {@link suspendedCalls} of a trace already checked (loaded from a store, or checked by the caller). */
+export function matchSuspendedCalls(trace: ChainTrace): ReadonlyMap<string, string> {
   const calls = new Map<string, string>();
   if (trace.outcome?.status !== "suspended") return calls;
   const taken = new Set<string>();
@@ -240,9 +245,9 @@ export function suspendedCalls(trace: ChainTrace): ReadonlyMap<string, string> {
   return calls;
 }
 
-/** The call ids of {@link suspendedCalls}. */
+/** The call ids of {@link suspendedCalls}, for a trace already checked. */
 export function suspendedCallIds(trace: ChainTrace): ReadonlySet<string> {
-  return new Set(suspendedCalls(trace).values());
+  return new Set(matchSuspendedCalls(trace).values());
 }
 
 /** The open call of `trace` that `request` suspended, skipping `taken`. */

@@ -15,7 +15,7 @@ import { ChainRuntimeError, type ApprovalDecision, type ApprovalRequest } from "
 import type { ChainTrace } from "../trace/chain-trace.ts";
 import type { TraceStore } from "../trace/trace-store.ts";
 import { replay, type ReplayOptions, type ReplayReport } from "./replay.ts";
-import { suspendedCalls } from "./replay-router.ts";
+import { matchSuspendedCalls, suspendedCalls } from "./replay-router.ts";
 
 /** Options of {@link resumeChain}: those of a resume `replay`, with the store required. */
 export interface ResumeChainOptions extends Omit<ReplayOptions, "mode" | "approvals" | "traceStore" | "approvalMode"> {
@@ -70,7 +70,7 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
       { details: { chainId } },
     );
   }
-  const waiting = suspendedCalls(trace);
+  const waiting = matchSuspendedCalls(trace); // checked above, or folded by the store
   const pending = trace.approvalRequests.filter((candidate) => waiting.has(candidate.id));
   const request = options.requestId === undefined ? pending[0] : pending.find((candidate) => candidate.id === options.requestId);
   if (request === undefined) {
