@@ -120,6 +120,25 @@ describe("benchmark harness", () => {
     ).toBe("3 did not run: b (skipped: setup threw); memory/x (partial: isochain: gone); c (failed: no reason)");
   });
 
+  it("covers every hot path the suite promises, each with its isochain figure and its baselines (--list)", async () => {
+    const run = promisify(execFile);
+    const { stdout } = await run(process.execPath, ["--no-node-snapshot", "benchmarks/run.ts", "--list"]);
+    const names = new Set(stdout.split(/[\s(]+/)); // a long name runs into its description's "("
+    const expected = [
+      "isochain/acquire-cold", "isochain/acquire-pooled", "raw-ivm/acquire-pooled",
+      "isochain/compile-miss", "isochain/compile-hit", "esbuild/transform",
+      ...["one-call", "sequential-50", "parallel-50"].flatMap((path) =>
+        ["node-vm", "raw-ivm", "child-process", "child-process-idle", "isochain", "isochain-process"].map((runner) => `${runner}/${path}`),
+      ),
+      "isochain/per-sequential-call", "isochain-process/per-sequential-call",
+      "isochain/result-1mib", "isochain-process/result-1mib", "isochain-process/result-1mib-inline", "raw-ivm/result-1mib",
+      "isochain/primes-200k", "raw-ivm/primes-200k", "isochain/invoker-call", "direct/await-call",
+      "isochain/sustained-c2", "isochain/sustained-c8", "isochain-process/sustained-c2", "isochain-process/sustained-c8", "raw-ivm/sustained-c2",
+      "memory/pool-4-idle", "memory/soak",
+    ];
+    expect(expected.filter((name) => !names.has(name))).toEqual([]);
+  });
+
   it("exits 1 for options it does not know, naming --fail-on-error in its usage", async () => {
     const run = promisify(execFile);
     const failure = await run(process.execPath, ["--no-node-snapshot", "benchmarks/run.ts", "--bogus"]).catch((error: unknown) => error);
