@@ -32,6 +32,11 @@ describe("IsolatePool", () => {
     expect(pool.idleCount()).toBe(2);
   });
 
+  it("keeps an isolate for 1000 runs by default and lets a caller choose", () => {
+    expect(new IsolatePool().maxRunsPerIsolate).toBe(1000);
+    expect(new IsolatePool({ maxRunsPerIsolate: 5 }).maxRunsPerIsolate).toBe(5);
+  });
+
   it("reuses a runner, then replaces it after maxRunsPerIsolate runs", async () => {
     pool = new IsolatePool({ poolSize: 1, memoryLimitMb: 32, maxRunsPerIsolate: 2 });
     await pool.warm();
