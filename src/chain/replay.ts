@@ -12,9 +12,12 @@
  *   written to a NEW trace whose `parentChainId` is the old chain. In-doubt calls are never
  *   re-run unless the tool is safe or the caller decides (`inDoubt`). A trace already resumed
  *   (a trace in the store names it as parent) is refused, since the calls its resume ran live
- *   are not in it; resume the newest trace instead.
+ *   are not in it; resume the newest trace instead. Before anything runs live, the resume
+ *   claims the trace in the store (`TraceStore.claimResume`), so two resumes started at the
+ *   same moment, in one process or two, cannot both run its remaining calls.
  * @module
  */
+import { randomUUID } from "node:crypto";
 import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
   ChainRuntimeError,
@@ -32,7 +35,7 @@ import { Toolbox } from "../toolbox/toolbox.ts";
 import type { ChainTrace } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
-import type { TraceStore } from "../trace/trace-store.ts";
+import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
 import { ReplayRouter, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
@@ -76,7 +79,11 @@ export interface ReplayOptions {
   readonly driver?: DriverChoice;
   /** Resume: the new chain's id. @defaultValue random */
   readonly chainId?: string;
-  /** Resume: run even when the store shows this trace was already resumed. @defaultValue false */
+  /**
+   * Resume: run even when the store shows this trace was already resumed, or another resume
+   * holds its claim (see `TraceStore.claimResume`); a forced resume records no claim.
+   * @defaultValue false
+   */
   readonly force?: boolean;
   /** Aborting cancels the replayed chain: its run ends `cancelled` and pending calls' signals fire. */
   readonly signal?: AbortSignal;
@@ -111,7 +118,7 @@ export interface ReplayReport {
  * Replays `trace` (see the module comment). Never throws for what the script does; divergences
  * are in the report.
  * @throws ChainRuntimeError `REPLAY_FAILED` for an unknown mode, a resume without tools, or a
- * trace the store shows was already resumed (unless `force`).
+ * trace the store shows was already resumed or is being resumed (unless `force`).
  */
 export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   checkChainTrace(trace, "replay()");
@@ -202,12 +209,15 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     ...(options.driver === undefined ? {} : { driver: options.driver }),
   });
   const toolNames = [...new Set([...traceToolNames(trace), ...toolbox.callable().map((tool) => tool.name)])];
+  const chainId = options.chainId ?? randomUUID();
   let run: TracedChainRunResult;
   try {
+    // The last step before anything runs live: of two resumes of this trace, only one gets past it.
+    if (options.traceStore && !options.force) await claimResume(options.traceStore, trace.chainId, chainId);
     run = await runWithPlan(
       chain,
       options.source ?? trace.source,
-      { ...replayRunOptions(trace, options), ...(options.chainId ? { chainId: options.chainId } : {}) },
+      { ...replayRunOptions(trace, options), chainId },
       { toolNames, router, parentChainId: trace.chainId },
     );
   } finally {
@@ -244,6 +254,27 @@ async function refuseIfResumed(store: TraceStore, chainId: string): Promise<void
       { details: { chainId, resumedAs: child.chainId } },
     );
   }
+}
+
+/**
+ * Claims the resume of `chainId` as `resumedAs` in `store` (see `TraceStore.claimResume`), when
+ * the store can.
+ * @throws ChainRuntimeError `REPLAY_FAILED` when another resume holds the claim.
+ */
+async function claimResume(store: TraceStore, chainId: string, resumedAs: string): Promise<void> {
+  if (typeof store.claimResume !== "function") return;
+  const holder = await store.claimResume(chainId, resumedAs);
+  if (holder === undefined) return;
+  const traced = isTraceChainId(holder) && (await store.load(holder).then(() => true, () => false));
+  const force = "force it (force: true, or --force on the CLI)";
+  throw new ChainRuntimeError(
+    "REPLAY_FAILED",
+    traced
+      ? `Chain ${chainId} was already resumed as chain ${holder}: resuming it again could repeat the calls that resume ran. Resume ${holder} instead (or ${force}).`
+      : `Chain ${chainId} is being resumed as chain ${holder} by another caller, or that resume stopped before it logged anything: ` +
+          `resuming it again could repeat the calls it runs. Wait for it and resume ${holder}; if no resume is running, ${force}.`,
+    { details: { chainId, resumedAs: holder } },
+  );
 }
 
 /** The outcome the trace recorded against the replayed one; `undefined` when they agree or the trace has none. */

@@ -46,7 +46,8 @@ export function pendingApprovals(trace: ChainTrace): ApprovalRequest[] {
  * `error`, or `suspended` again with a new `pendingApproval`).
  *
  * @throws ChainRuntimeError `TRACE_NOT_FOUND` (no such chain), `REPLAY_FAILED` (the chain is not
- * suspended, `requestId` is not pending, or it was already resumed), `ARGUMENT_INVALID` (a
+ * suspended, `requestId` is not pending, or it was already resumed or is being resumed: see
+ * `TraceStore.claimResume`), `ARGUMENT_INVALID` (a
  * decision that is not `approved`, `denied` or `skipped`).
  */
 export async function resumeChain(chainId: string, decision: ApprovalDecision, options: ResumeChainOptions): Promise<ReplayReport> {

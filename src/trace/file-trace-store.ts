@@ -22,6 +22,9 @@
  *   chain reject with `STORE_FAILED` (a half-written frame must not be followed by more).
  * - On `chain-end` the writer closes its file handle once its queue is empty, so finished chains
  *   hold no descriptors. A chain this store is still writing is never pruned.
+ * - A resume claim is `<dir>/<chainId>.resumed`, created with `O_EXCL` (so of concurrent claims,
+ *   in any number of processes on one file system, one creates it) and synced with its folder
+ *   before the claim resolves when `fsync` is on.
  *
  * @module
  */
@@ -34,6 +37,7 @@ import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-
 import { decodeTraceFrames, encodeTraceFrame } from "./trace-frame-codec.ts";
 import {
   assertTraceChainId,
+  isTraceChainId,
   orderTraceSummaries,
   selectTracesToPrune,
   summarizeTrace,
@@ -41,6 +45,7 @@ import {
   type TracePruneOptions,
   type TraceStore,
   type TraceSummary,
+  UNREADABLE_RESUME_CLAIM,
 } from "./trace-store.ts";
 
 /** Options of {@link FileTraceStore}. */
@@ -57,6 +62,9 @@ export interface FileTraceStoreOptions {
 
 /** Extension of trace files. */
 export const TRACE_FILE_EXTENSION = ".trace";
+
+/** Extension of resume claims (see {@link FileTraceStore.claimResume}): `<chainId>.resumed` beside the trace. */
+export const RESUME_CLAIM_EXTENSION = ".resumed";
 
 /** Traces read at once by `list`. */
 const LIST_CONCURRENCY = 16;
@@ -139,7 +147,7 @@ export class FileTraceStore implements TraceStore {
     const chainIds = names
       .filter((name) => name.endsWith(TRACE_FILE_EXTENSION))
       .map((name) => name.slice(0, -TRACE_FILE_EXTENSION.length))
-      .filter((chainId) => /^[A-Za-z0-9_-]{1,128}$/.test(chainId));
+      .filter(isTraceChainId);
     const summaries: TraceSummary[] = [];
     for (let start = 0; start < chainIds.length; start += LIST_CONCURRENCY) {
       const batch = chainIds.slice(start, start + LIST_CONCURRENCY);
@@ -167,18 +175,48 @@ export class FileTraceStore implements TraceStore {
     const victims = selectTracesToPrune(await this.list(), options).filter((chainId) => !this.#isWriting(chainId));
     let removed = 0;
     for (const chainId of victims) {
-      try {
-        await unlink(this.pathOf(chainId));
-        removed += 1;
-      } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code === "ENOENT") continue;
-        throw new ChainRuntimeError("STORE_FAILED", `Could not delete the trace of ${chainId}.`, {
-          cause,
-          details: { chainId },
-        });
-      }
+      if (await removeFile(this.pathOf(chainId), chainId, "trace")) removed += 1;
+      await removeFile(this.#claimPath(chainId), chainId, "resume claim");
     }
     return removed;
+  }
+
+  /**
+   * Claims the resume of `chainId` for `resumedAs` (see {@link TraceStore.claimResume}) by
+   * creating `<dir>/<chainId>.resumed` exclusively; an existing claim is read and its holder
+   * returned.
+   * @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id, `STORE_FAILED` when the store
+   * is closed or the file cannot be created or read.
+   */
+  async claimResume(chainId: string, resumedAs: string): Promise<string | undefined> {
+    const path = this.#claimPath(chainId);
+    assertTraceChainId(resumedAs);
+    if (this.#closed) throw new ChainRuntimeError("STORE_FAILED", "The trace store is closed.", { details: { chainId } });
+    let handle: FileHandle;
+    try {
+      await this.#ensureDir();
+      handle = await open(path, "wx");
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code === "EEXIST") return readClaim(path, chainId);
+      throw new ChainRuntimeError("STORE_FAILED", `Could not record the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+    }
+    try {
+      await handle.writeFile(`${JSON.stringify({ resumedAs, claimedAt: Date.now() })}\n`);
+      if (this.#fsync) await handle.datasync();
+    } catch (cause) {
+      // The claim stands (the file exists and may be read as unreadable): never undone here.
+      throw new ChainRuntimeError("STORE_FAILED", `Could not write the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+    if (this.#fsync) {
+      try {
+        await syncDirectory(this.dir);
+      } catch (cause) {
+        throw new ChainRuntimeError("STORE_FAILED", `Could not sync the trace folder ${this.dir}.`, { cause, details: { chainId } });
+      }
+    }
+    return undefined;
   }
 
   /** Waits for every pending append, then closes all files. Later appends throw `STORE_FAILED`; reads still work. */
@@ -186,6 +224,11 @@ export class FileTraceStore implements TraceStore {
     this.#closed = true;
     await Promise.all([...this.#writers.values()].map((writer) => writer.close()));
     this.#writers.clear();
+  }
+
+  #claimPath(chainId: string): string {
+    assertTraceChainId(chainId);
+    return join(this.dir, `${chainId}${RESUME_CLAIM_EXTENSION}`);
   }
 
   #isWriting(chainId: string): boolean {
@@ -350,6 +393,34 @@ class ChainLogWriter {
       { cause: this.#failure, details: { chainId: this.#options.chainId } },
     );
   }
+}
+
+/** Deletes `path`; false when it was not there. @throws ChainRuntimeError `STORE_FAILED` otherwise. */
+async function removeFile(path: string, chainId: string, what: string): Promise<boolean> {
+  try {
+    await unlink(path);
+    return true;
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw new ChainRuntimeError("STORE_FAILED", `Could not delete the ${what} of ${chainId}.`, { cause, details: { chainId } });
+  }
+}
+
+/** The holder of the claim in `path`, or {@link UNREADABLE_RESUME_CLAIM}. @throws ChainRuntimeError `STORE_FAILED` when it cannot be read at all. */
+async function readClaim(path: string, chainId: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (cause) {
+    throw new ChainRuntimeError("STORE_FAILED", `Could not read the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+  }
+  try {
+    const holder = (JSON.parse(text) as { resumedAs?: unknown }).resumedAs;
+    if (isTraceChainId(holder)) return holder;
+  } catch {
+    // cut short by a crash between creating and writing it
+  }
+  return UNREADABLE_RESUME_CLAIM;
 }
 
 async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {

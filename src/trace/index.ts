@@ -13,7 +13,7 @@ export {
   type TraceOutcome,
 } from "./chain-trace.ts";
 export { exportTraceJson } from "./export-trace-json.ts";
-export { FileTraceStore, TRACE_FILE_EXTENSION, type FileTraceStoreOptions } from "./file-trace-store.ts";
+export { FileTraceStore, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION, type FileTraceStoreOptions } from "./file-trace-store.ts";
 export { fingerprintToolbox } from "./fingerprint-toolbox.ts";
 export { foldTraceEvents, type FoldTraceEventsOptions } from "./fold-trace-events.ts";
 export { loadTraceFile } from "./load-trace-file.ts";
@@ -46,6 +46,7 @@ export {
 } from "./trace-recorder.ts";
 export {
   assertTraceChainId,
+  isTraceChainId,
   orderTraceSummaries,
   selectTracesToPrune,
   summarizeTrace,
@@ -53,4 +54,5 @@ export {
   type TracePruneOptions,
   type TraceStore,
   type TraceSummary,
+  UNREADABLE_RESUME_CLAIM,
 } from "./trace-store.ts";

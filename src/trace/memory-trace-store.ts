@@ -25,6 +25,8 @@ export class MemoryTraceStore implements TraceStore {
   readonly #logs = new Map<string, Buffer[]>();
   /** Chains started and not yet ended through this store: never pruned. */
   readonly #open = new Set<string>();
+  /** Resume claims: chain id -> the chain resuming it. */
+  readonly #claims = new Map<string, string>();
   #closed = false;
 
   /**
@@ -72,8 +74,26 @@ export class MemoryTraceStore implements TraceStore {
   /** Removes traces by age and count; chains still being written are kept. */
   async prune(options: TracePruneOptions): Promise<number> {
     const victims = selectTracesToPrune(await this.list(), options).filter((chainId) => !this.#open.has(chainId));
-    for (const chainId of victims) this.#logs.delete(chainId);
+    for (const chainId of victims) {
+      this.#logs.delete(chainId);
+      this.#claims.delete(chainId);
+    }
     return victims.length;
+  }
+
+  /**
+   * Claims the resume of `chainId` for `resumedAs` (see {@link TraceStore.claimResume}); the
+   * first claim holds.
+   * @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id, `STORE_FAILED` once closed.
+   */
+  async claimResume(chainId: string, resumedAs: string): Promise<string | undefined> {
+    assertTraceChainId(chainId);
+    assertTraceChainId(resumedAs);
+    if (this.#closed) throw new ChainRuntimeError("STORE_FAILED", "The trace store is closed.", { details: { chainId } });
+    const holder = this.#claims.get(chainId);
+    if (holder !== undefined) return holder;
+    this.#claims.set(chainId, resumedAs);
+    return undefined;
   }
 
   /** Marks the store closed; the traces stay readable. */

@@ -61,20 +61,42 @@ export interface TraceStore {
   load(chainId: string): Promise<ChainTrace>;
   /** Summaries of every readable trace, newest first (ties by chain id). Unreadable logs are skipped. */
   list(options?: TraceListOptions): Promise<TraceSummary[]>;
-  /** Removes old traces; resolves to how many were removed. */
+  /** Removes old traces (and their resume claims); resolves to how many were removed. */
   prune(options: TracePruneOptions): Promise<number>;
+  /**
+   * Records that chain `chainId` is being resumed as chain `resumedAs`, atomically: of any
+   * number of claims of one chain, in one process or in several sharing the store, exactly one
+   * gets `undefined` (it holds the claim); every other gets the `resumedAs` of that claim
+   * ({@link UNREADABLE_RESUME_CLAIM} when it cannot be read, e.g. cut short by a crash). A claim
+   * is never replaced or released: a resume that ran its live calls must not be run again, and
+   * one that died before running anything is forced past it by its caller. `replay` and
+   * `resumeChain` take it before anything runs live. Durable where the store is.
+   *
+   * Optional: without it a store gets only the weaker check (a trace in the store naming
+   * `chainId` as its parent), which two resumes started at the same moment both pass.
+   * @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id, `STORE_FAILED` when storage fails.
+   */
+  claimResume?(chainId: string, resumedAs: string): Promise<string | undefined>;
   /** Waits for pending appends and releases resources. Later appends throw `STORE_FAILED`. */
   close(): Promise<void>;
 }
 
+/** What {@link TraceStore.claimResume} reports for a claim it cannot read: never a chain id. */
+export const UNREADABLE_RESUME_CLAIM = "?";
+
 const CHAIN_ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** True when `value` is a chain id {@link assertTraceChainId} accepts. */
+export function isTraceChainId(value: unknown): value is string {
+  return typeof value === "string" && CHAIN_ID_PATTERN.test(value);
+}
 
 /**
  * Checks that `chainId` is safe to use as a file name: 1 to 128 of `A-Z a-z 0-9 _ -`.
  * @throws ChainRuntimeError `TRACE_INVALID` otherwise (path traversal, empty, too long).
  */
 export function assertTraceChainId(chainId: unknown): asserts chainId is string {
-  if (typeof chainId !== "string" || !CHAIN_ID_PATTERN.test(chainId)) {
+  if (!isTraceChainId(chainId)) {
     throw new ChainRuntimeError(
       "TRACE_INVALID",
       `A trace chain id must be 1 to 128 letters, digits, "_" or "-"; got ${JSON.stringify(String(chainId)).slice(0, 140)}.`,

@@ -83,6 +83,51 @@ describe("durable approvals (approvalMode: suspend)", () => {
     expect(lines(outbox)).toHaveLength(1);
   }, 60_000);
 
+  it("runs one of two resumes started at once; the other is refused and names the one that runs", async () => {
+    const dir = tempDir();
+    const traceDir = join(dir, "traces");
+    const outbox = join(dir, "outbox.jsonl");
+    suspendInChild(traceDir, outbox, "raced");
+    // Two stores over one folder: two processes (or servers) acting on the same decision.
+    const stores = [new FileTraceStore({ dir: traceDir, fsync: false }), new FileTraceStore({ dir: traceDir, fsync: false })];
+    const outcomes = await Promise.allSettled(
+      stores.map((traceStore, index) =>
+        resumeChain("raced", "approved", { traceStore, tools: outboxTools(outbox), driver: "in-process", chainId: `raced-resume-${index}` }),
+      ),
+    );
+    const ran = outcomes.filter((outcome) => outcome.status === "fulfilled");
+    const refused = outcomes.filter((outcome) => outcome.status === "rejected");
+    expect(ran).toHaveLength(1);
+    expect(refused).toHaveLength(1);
+    const winner = (ran[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof resumeChain>>>).value.run.chainId;
+    const error = (refused[0] as PromiseRejectedResult).reason as unknown;
+    expect(isChainRuntimeError(error) && error.code).toBe("REPLAY_FAILED");
+    expect(isChainRuntimeError(error) && error.details).toMatchObject({ chainId: "raced", resumedAs: winner });
+    expect(lines(outbox)).toHaveLength(1); // the email went out once
+    // The loser left nothing behind; a later resume is refused as "already resumed".
+    expect((await stores[0]?.list())?.filter((summary) => summary.parentChainId === "raced").map((summary) => summary.chainId)).toEqual([winner]);
+    const later = await resumeChain("raced", "approved", { traceStore: stores[0] as FileTraceStore, tools: outboxTools(outbox), driver: "in-process" }).catch(
+      (thrown: unknown) => thrown,
+    );
+    expect(isChainRuntimeError(later) && later.message).toContain(`already resumed as chain ${winner}`);
+  }, 60_000);
+
+  it("refuses a resume whose claim is held by one that never logged anything, until forced", async () => {
+    const dir = tempDir();
+    const traceDir = join(dir, "traces");
+    const outbox = join(dir, "outbox.jsonl");
+    suspendInChild(traceDir, outbox, "stale");
+    const store = new FileTraceStore({ dir: traceDir, fsync: false });
+    expect(await store.claimResume("stale", "died-early")).toBeUndefined(); // a resume that died before its first event
+    const refused = await resumeChain("stale", "approved", { traceStore: store, tools: outboxTools(outbox), driver: "in-process" }).catch((thrown: unknown) => thrown);
+    expect(isChainRuntimeError(refused) && refused.code).toBe("REPLAY_FAILED");
+    expect(isChainRuntimeError(refused) && refused.message).toMatch(/being resumed as chain died-early.*force/);
+    expect(lines(outbox)).toEqual([]);
+    const forced = await resumeChain("stale", "approved", { traceStore: store, tools: outboxTools(outbox), driver: "in-process", force: true });
+    expect(forced.run.status).toBe("ok");
+    expect(lines(outbox)).toHaveLength(1);
+  }, 60_000);
+
   it("a denial reaches the script as APPROVAL_DENIED and nothing is sent", async () => {
     const dir = tempDir();
     const traceDir = join(dir, "traces");

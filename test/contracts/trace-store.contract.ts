@@ -232,6 +232,34 @@ export function runTraceStoreContract(name: string, options: TraceStoreContractO
       await expectCode(store.load("done"), "TRACE_NOT_FOUND");
     });
 
+    it("grants one resume claim per chain; every other claim gets its holder", async () => {
+      const claim = store.claimResume?.bind(store);
+      expect(claim, "the built-in stores implement claimResume").toBeDefined();
+      if (claim === undefined) return;
+      const contenders = ["r1", "r2", "r3", "r4"];
+      const answers = await Promise.all(contenders.map((id) => claim("parent", id)));
+      const winner = contenders[answers.indexOf(undefined)];
+      expect(answers.filter((answer) => answer === undefined)).toHaveLength(1);
+      expect(answers.filter((answer) => answer !== undefined)).toEqual([winner, winner, winner]);
+      expect(await claim("parent", "r5")).toBe(winner); // never replaced
+      expect(await claim("other", "r5")).toBeUndefined(); // claims are per chain
+      expect(await store.list()).toEqual([]); // a claim is not a trace
+      await expectCode(claim("../parent", "r6"), "TRACE_INVALID");
+      await expectCode(claim("parent", "r 6"), "TRACE_INVALID");
+    });
+
+    it("drops a trace's resume claim when it prunes the trace", async () => {
+      const claim = store.claimResume?.bind(store);
+      if (claim === undefined) throw new Error("the built-in stores implement claimResume");
+      await appendAll("old", [chainStartEvent("old", { createdAt: 1 }), chainEndEvent()]);
+      await appendAll("new", [chainStartEvent("new", { createdAt: 2 }), chainEndEvent()]);
+      expect(await claim("old", "old-resumed")).toBeUndefined();
+      expect(await claim("new", "new-resumed")).toBeUndefined();
+      expect(await store.prune({ keep: 1 })).toBe(1);
+      expect(await claim("old", "again")).toBeUndefined();
+      expect(await claim("new", "again")).toBe("new-resumed");
+    });
+
     it("refuses appends after close with STORE_FAILED, and still reads", async () => {
       await appendAll("closing", [chainStartEvent("closing"), toolCallEvent(0)]);
       await store.close();

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import { FileTraceStore } from "../../src/trace/file-trace-store.ts";
+import { UNREADABLE_RESUME_CLAIM } from "../../src/trace/trace-store.ts";
 import { loadTraceFile } from "../../src/trace/load-trace-file.ts";
 import { decodeTraceFrames, encodeTraceFrame } from "../../src/trace/trace-frame-codec.ts";
 import { expectCode, runTraceStoreContract } from "../contracts/trace-store.contract.ts";
@@ -179,6 +180,40 @@ describe("FileTraceStore", () => {
     expect((await loadTraceFile(join(dir, "path.trace"))).outcome?.status).toBe("ok");
     await expectCode(loadTraceFile(join(dir, "missing.trace")), "TRACE_NOT_FOUND");
     await store.close();
+  });
+
+  it("grants a resume claim to exactly one of several processes claiming at once", async () => {
+    const dir = await freshDir();
+    const script = fileURLToPath(new URL("./fixtures/claim-resume.ts", import.meta.url));
+    const contenders = ["p0", "p1", "p2", "p3"];
+    const answers = await Promise.all(
+      contenders.map(
+        (id) =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, [script, dir, "parent", id], { stdio: ["ignore", "pipe", "pipe"] });
+            let out = "";
+            let err = "";
+            child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+            child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+            child.on("error", reject);
+            child.on("exit", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`claim child ${id} exited ${String(code)}: ${err}`))));
+          }),
+      ),
+    );
+    const winners = contenders.filter((_id, index) => answers[index] === "claimed");
+    expect(winners).toHaveLength(1);
+    expect(answers.filter((answer) => answer !== "claimed")).toEqual([`held by ${winners[0]}`, `held by ${winners[0]}`, `held by ${winners[0]}`]);
+    expect(JSON.parse(await readFile(join(dir, "parent.resumed"), "utf8"))).toMatchObject({ resumedAs: winners[0] });
+  });
+
+  it("reads a claim cut short by a crash as held, by an unknown chain", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "parent.resumed"), "");
+    const store = new FileTraceStore({ dir, fsync: false });
+    expect(await store.claimResume("parent", "mine")).toBe(UNREADABLE_RESUME_CLAIM);
+    await writeFile(join(dir, "other.resumed"), '{"resumedAs":"../../etc"}');
+    expect(await store.claimResume("other", "mine")).toBe(UNREADABLE_RESUME_CLAIM);
   });
 
   it("leaves every started call on disk when its process is killed mid-chain", async () => {
