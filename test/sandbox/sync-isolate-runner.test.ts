@@ -123,8 +123,17 @@ describe("SyncIsolateRunner", () => {
   });
 
   it("ends a microtask storm at cpuTimeMs (the entry's timeout covers its microtasks)", async () => {
-    const outcome = await create().run(request("await tools.echo({}); const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {});"));
+    // Each microtask queues the next and keeps nothing, so the heap stays flat and the CPU limit
+    // is what ends it. (A storm whose promises chain, `() => Promise.resolve().then(spin)`, keeps
+    // every promise alive and may reach the 32 MiB heap limit first: also a limit, but not this test.)
+    const outcome = await create().run(request("await tools.echo({}); const spin = () => { Promise.resolve().then(spin); }; spin(); await new Promise(() => {});"));
     expect(outcome).toMatchObject({ status: "timeout", error: { name: "CpuLimitError" } });
+  });
+
+  it("ends a storm of chained promises at a limit, whichever comes first", async () => {
+    const outcome = await create().run(request("await tools.echo({}); const spin = () => Promise.resolve().then(spin); spin(); await new Promise(() => {});"));
+    expect(outcome.error?.phase).toBe("limit");
+    expect(["CpuLimitError", "MemoryLimitError"]).toContain(outcome.error?.name);
   });
 
   it("ends a run whose tool never answers at totalTimeoutMs as a TimeoutError", async () => {
