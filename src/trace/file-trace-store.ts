@@ -406,21 +406,32 @@ async function removeFile(path: string, chainId: string, what: string): Promise<
   }
 }
 
-/** The holder of the claim in `path`, or {@link UNREADABLE_RESUME_CLAIM}. @throws ChainRuntimeError `STORE_FAILED` when it cannot be read at all. */
+/** Reads of a claim that does not parse yet (its creator may still be writing it), and the pause between them. */
+const CLAIM_READ_TRIES = 5;
+const CLAIM_READ_PAUSE_MS = 10;
+
+/**
+ * The holder of the claim in `path`, or {@link UNREADABLE_RESUME_CLAIM} when it still does not
+ * parse after a few reads (cut short by a crash between creating and writing it).
+ * @throws ChainRuntimeError `STORE_FAILED` when it cannot be read at all.
+ */
 async function readClaim(path: string, chainId: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (cause) {
-    throw new ChainRuntimeError("STORE_FAILED", `Could not read the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+  for (let attempt = 1; ; attempt++) {
+    let text: string;
+    try {
+      text = await readFile(path, "utf8");
+    } catch (cause) {
+      throw new ChainRuntimeError("STORE_FAILED", `Could not read the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+    }
+    try {
+      const holder = (JSON.parse(text) as { resumedAs?: unknown }).resumedAs;
+      if (isTraceChainId(holder)) return holder;
+    } catch {
+      // not written yet, or never will be
+    }
+    if (attempt >= CLAIM_READ_TRIES) return UNREADABLE_RESUME_CLAIM;
+    await new Promise((resolve) => setTimeout(resolve, CLAIM_READ_PAUSE_MS));
   }
-  try {
-    const holder = (JSON.parse(text) as { resumedAs?: unknown }).resumedAs;
-    if (isTraceChainId(holder)) return holder;
-  } catch {
-    // cut short by a crash between creating and writing it
-  }
-  return UNREADABLE_RESUME_CLAIM;
 }
 
 async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
