@@ -16,18 +16,30 @@ if (!process.execArgv.includes("--no-node-snapshot")) {
   process.exit(child.status ?? 1);
 }
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: "string", default: "1000" },
-    seed: { type: "string" },
-    driver: { type: "string", default: "in-process" },
-    path: { type: "string" },
-  },
-});
+const USAGE = "usage: npm run fuzz -- [--runs N] [--seed S] [--driver in-process|process] [--path P]";
+let values: { runs: string; seed?: string | undefined; driver: string; path?: string | undefined; help?: boolean | undefined };
+try {
+  ({ values } = parseArgs({
+    options: {
+      runs: { type: "string", default: "1000" },
+      seed: { type: "string" },
+      driver: { type: "string", default: "in-process" },
+      path: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  }));
+} catch (error) {
+  console.error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(`${USAGE}\n  --runs N    cases to run (default 1000)\n  --seed S    fast-check seed (default random, printed)\n  --driver D  in-process (default) or process\n  --path P    replay one failing case (with its --seed)`);
+  process.exit(0);
+}
 const runs = Number(values.runs);
 const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) {
-  console.error("usage: node test/fuzz/run-long.ts [--runs N] [--seed S] [--driver in-process|process] [--path P]");
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || (values.driver !== "in-process" && values.driver !== "process")) {
+  console.error(USAGE);
   process.exit(2);
 }
 
