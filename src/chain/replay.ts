@@ -21,6 +21,7 @@ import { randomUUID } from "node:crypto";
 import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
   ChainRuntimeError,
+  isChainRuntimeError,
   sha256Hex,
   type AnyTool,
   type ApprovalDecision,
@@ -185,6 +186,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   }
   const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
   const traceStore = options.traceStore ?? new MemoryTraceStore();
+  if (options.chainId !== undefined) await refuseTakenChainId(traceStore, trace.chainId, options.chainId);
   if (options.traceStore && !options.force) await refuseIfResumed(options.traceStore, trace.chainId);
   const risks = new Map<string, ToolRisk>(toolbox.callable().map((tool) => [tool.name, tool.risk ?? "safe"]));
   const router = new ReplayRouter(trace, {
@@ -252,6 +254,27 @@ async function refuseIfResumed(store: TraceStore, chainId: string): Promise<void
       `Chain ${chainId} was already resumed as chain ${child.chainId}: resuming it again could repeat the calls that resume ran. ` +
         `Resume ${child.chainId} instead (or force it: force: true, or --force on the CLI).`,
       { details: { chainId, resumedAs: child.chainId } },
+    );
+  }
+}
+
+/**
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` when `resumedAs`, the id asked for the resumed
+ * chain, is the source chain's or already names a trace in `store` (its run would be refused a
+ * log of its own, after the claim made it the resume).
+ */
+async function refuseTakenChainId(store: TraceStore, sourceChainId: string, resumedAs: string): Promise<void> {
+  const taken =
+    resumedAs === sourceChainId ||
+    (await store.load(resumedAs).then(
+      () => true,
+      (error: unknown) => isChainRuntimeError(error) && error.code === "TRACE_INVALID" && isTraceChainId(resumedAs),
+    ));
+  if (taken) {
+    throw new ChainRuntimeError(
+      "ARGUMENT_INVALID",
+      `chainId ${JSON.stringify(resumedAs)} already names a trace${resumedAs === sourceChainId ? " (the chain being resumed)" : ""}; the resumed chain needs a new id (leave chainId out for a fresh one).`,
+      { details: { chainId: resumedAs } },
     );
   }
 }

@@ -37,6 +37,7 @@ import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-
 import { decodeTraceFrames, encodeTraceFrame } from "./trace-frame-codec.ts";
 import {
   assertTraceChainId,
+  chainIdTakenError,
   isTraceChainId,
   orderTraceSummaries,
   selectTracesToPrune,
@@ -106,13 +107,19 @@ export class FileTraceStore implements TraceStore {
     assertTraceEvent(event);
     if (this.#closed) throw new ChainRuntimeError("STORE_FAILED", "The trace store is closed.", { details: { chainId } });
     const frame = encodeTraceFrame(event);
+    const starts = event.type === "chain-start";
     let writer = this.#writers.get(chainId);
+    if (writer !== undefined && starts) throw chainIdTakenError(chainId);
     if (writer === undefined) {
       writer = new ChainLogWriter({
         path: this.pathOf(chainId),
         chainId,
         ensureDir: () => this.#ensureDir(),
         dir: this.dir,
+        // A log begins with chain-start in a file of its own: created exclusively, so a chain id
+        // with a log already (here or in another process) is refused instead of getting a
+        // second chain-start appended, which would leave neither run loadable.
+        createsLog: starts,
         onRetire: (retired) => {
           if (this.#writers.get(chainId) === retired) this.#writers.delete(chainId);
         },
@@ -260,6 +267,8 @@ interface ChainLogWriterOptions {
   readonly chainId: string;
   readonly dir: string;
   readonly ensureDir: () => Promise<void>;
+  /** True when the writer's first frame is `chain-start`: the file must not exist yet. */
+  readonly createsLog: boolean;
   /** Called when the writer has closed its file after `chain-end` and has nothing queued. */
   readonly onRetire: (writer: ChainLogWriter) => void;
 }
@@ -272,6 +281,8 @@ class ChainLogWriter {
   #handle: FileHandle | undefined;
   #ended = false;
   #dirSyncDue = false;
+  /** True once the file was opened (a writer that creates its log does so exclusively, once). */
+  #opened = false;
   #failure: ChainRuntimeError | undefined;
 
   constructor(options: ChainLogWriterOptions) {
@@ -344,19 +355,22 @@ class ChainLogWriter {
     }
   }
 
-  /** Opens the file for appending; when it already holds a torn final frame, cuts it off first. */
+  /**
+   * Opens the file for appending; when it already holds a torn final frame, cuts it off first.
+   * A writer that creates its log opens it exclusively the first time.
+   */
   async #open(): Promise<FileHandle> {
     if (this.#handle !== undefined) return this.#handle;
     await this.#options.ensureDir();
+    const flags = this.#options.createsLog && !this.#opened ? "ax" : "a";
     let handle: FileHandle;
     try {
-      handle = await open(this.#options.path, "a");
+      handle = await this.#openWith(flags);
     } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
-      // The folder vanished since the store created it (cleaned up by hand): make it again, once.
-      await mkdir(this.#options.dir, { recursive: true });
-      handle = await open(this.#options.path, "a");
+      if ((cause as NodeJS.ErrnoException).code === "EEXIST") throw chainIdTakenError(this.#options.chainId);
+      throw cause;
     }
+    this.#opened = true;
     try {
       const { size } = await handle.stat();
       if (size === 0) {
@@ -378,6 +392,17 @@ class ChainLogWriter {
     }
     this.#handle = handle;
     return handle;
+  }
+
+  async #openWith(flags: string): Promise<FileHandle> {
+    try {
+      return await open(this.#options.path, flags);
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
+      // The folder vanished since the store created it (cleaned up by hand): make it again, once.
+      await mkdir(this.#options.dir, { recursive: true });
+      return await open(this.#options.path, flags);
+    }
   }
 
   async #closeHandle(): Promise<void> {

@@ -5,6 +5,7 @@ import { assertTraceEvent, type TraceEvent } from "./trace-event.ts";
 import { decodeTraceFrames, encodeTraceFrame } from "./trace-frame-codec.ts";
 import {
   assertTraceChainId,
+  chainIdTakenError,
   orderTraceSummaries,
   selectTracesToPrune,
   summarizeTrace,
@@ -37,8 +38,9 @@ export class MemoryTraceStore implements TraceStore {
     assertTraceChainId(chainId);
     assertTraceEvent(event);
     if (this.#closed) throw new ChainRuntimeError("STORE_FAILED", "The trace store is closed.", { details: { chainId } });
-    const frame = encodeTraceFrame(event);
     let log = this.#logs.get(chainId);
+    if (log !== undefined && event.type === "chain-start") throw chainIdTakenError(chainId);
+    const frame = encodeTraceFrame(event);
     if (log === undefined) {
       log = [];
       this.#logs.set(chainId, log);

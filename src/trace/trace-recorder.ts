@@ -81,6 +81,8 @@ export class TraceRecorder {
   readonly #announced = new Set<string>();
   #risks: ReadonlyMap<string, ToolRisk> | undefined;
   #ended = false;
+  /** Why `chain-start` could not be logged; later events are then not appended (see #append). */
+  #startRefused: ChainRuntimeError | undefined;
 
   /** @throws ChainRuntimeError `TRACE_INVALID` when `chainId` is not a valid trace chain id. */
   constructor(options: TraceRecorderOptions) {
@@ -243,6 +245,18 @@ export class TraceRecorder {
       );
       return;
     }
+    if (this.#startRefused !== undefined) {
+      // The log under this chain id is not this run's (or was never begun): nothing more goes in.
+      this.#fail(
+        event.type,
+        callId,
+        new ChainRuntimeError("STORE_FAILED", `The ${event.type} event of ${this.chainId} was not logged: its chain-start was refused.`, {
+          cause: this.#startRefused,
+          details: { chainId: this.chainId, type: event.type },
+        }),
+      );
+      return;
+    }
     try {
       await this.#store.append(this.chainId, event);
     } catch (cause) {
@@ -252,6 +266,7 @@ export class TraceRecorder {
             cause,
             details: { chainId: this.chainId, type: event.type },
           });
+      if (event.type === "chain-start") this.#startRefused = error;
       this.#fail(event.type, callId, error);
     }
   }

@@ -52,7 +52,11 @@ export interface TracePruneOptions {
 export interface TraceStore {
   /** True when appended events outlive this process. */
   readonly durable: boolean;
-  /** Appends one event to the chain's log (creating the log on its first event). */
+  /**
+   * Appends one event to the chain's log (creating the log on its first event). A `chain-start`
+   * for a chain id that already has a log is refused with `TRACE_INVALID`, and that log is left
+   * as it was: a chain id names one run.
+   */
   append(chainId: string, event: TraceEvent): Promise<void>;
   /**
    * The chain's trace, folded from its log. Calls without a result read `in-doubt`.
@@ -103,6 +107,15 @@ export function assertTraceChainId(chainId: unknown): asserts chainId is string 
       { details: { chainId: typeof chainId === "string" ? chainId.slice(0, 200) : typeof chainId } },
     );
   }
+}
+
+/** The stores' refusal of a `chain-start` for a chain id that already has a log. */
+export function chainIdTakenError(chainId: string): ChainRuntimeError {
+  return new ChainRuntimeError(
+    "TRACE_INVALID",
+    `Chain id ${chainId} already has a trace; a chain id names one run (leave chainId out for a fresh one).`,
+    { details: { chainId } },
+  );
 }
 
 /** The {@link TraceSummary} of a trace. */

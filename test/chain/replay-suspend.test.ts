@@ -128,6 +128,46 @@ describe("durable approvals (approvalMode: suspend)", () => {
     expect(lines(outbox)).toHaveLength(1);
   }, 60_000);
 
+  it("refuses a resume under a chain id that already names a trace, before claiming or running anything", async () => {
+    const dir = tempDir();
+    const traceDir = join(dir, "traces");
+    const outbox = join(dir, "outbox.jsonl");
+    suspendInChild(traceDir, outbox, "keep-me");
+    const store = new FileTraceStore({ dir: traceDir, fsync: false });
+    const other = new ToolChainTool({ tools: [], traceStore: store, driver: "in-process" });
+    await other.run("return 1;", { chainId: "other-run" });
+    await other.close();
+    for (const chainId of ["keep-me", "other-run"]) {
+      const error = await resumeChain("keep-me", "approved", { traceStore: store, tools: outboxTools(outbox), driver: "in-process", chainId }).catch(
+        (thrown: unknown) => thrown,
+      );
+      expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
+      expect(isChainRuntimeError(error) && error.message).toContain(`"${chainId}" already names a trace`);
+    }
+    expect(lines(outbox)).toEqual([]);
+    expect((await store.load("keep-me")).outcome?.status).toBe("suspended"); // both traces still load
+    expect((await store.load("other-run")).outcome?.status).toBe("ok");
+    const resumed = await resumeChain("keep-me", "approved", { traceStore: store, tools: outboxTools(outbox), driver: "in-process" }); // not claimed by the refusals
+    expect(resumed.run.status).toBe("ok");
+  }, 60_000);
+
+  it("runs no tool of a chain whose id already has a durable trace, and leaves that trace whole", async () => {
+    const dir = tempDir();
+    const store = new FileTraceStore({ dir: join(dir, "traces"), fsync: false });
+    const outbox = join(dir, "outbox.jsonl");
+    const chain = new ToolChainTool({ tools: outboxTools(outbox), traceStore: store, driver: "in-process", approvalHandler: { request: async () => "approved" } });
+    const code = `return (await tools.send_email({ to: "a@example.com", subject: "once" })).status;`;
+    expect((await chain.run(code, { chainId: "used-once" })).returnValue).toBe("ok");
+    const again = await chain.run(code, { chainId: "used-once" });
+    await chain.close();
+    expect(again.returnValue).toBe("error"); // the call was refused: it could not be logged
+    expect(again.traceError?.code).toBe("TRACE_INVALID");
+    expect(lines(outbox)).toHaveLength(1);
+    const trace = await store.load("used-once");
+    expect(trace.calls).toHaveLength(1);
+    expect(trace.outcome?.status).toBe("ok");
+  }, 60_000);
+
   it("a denial reaches the script as APPROVAL_DENIED and nothing is sent", async () => {
     const dir = tempDir();
     const traceDir = join(dir, "traces");

@@ -232,6 +232,17 @@ export function runTraceStoreContract(name: string, options: TraceStoreContractO
       await expectCode(store.load("done"), "TRACE_NOT_FOUND");
     });
 
+    it("refuses a second chain-start for a chain id, leaving its log whole", async () => {
+      await appendAll("taken", [chainStartEvent("taken"), toolCallEvent(0)]);
+      await expectCode(store.append("taken", chainStartEvent("taken")), "TRACE_INVALID");
+      await store.append("taken", toolResultEvent(0)); // the run that owns the log goes on
+      await store.append("taken", chainEndEvent());
+      await expectCode(store.append("taken", chainStartEvent("taken")), "TRACE_INVALID"); // also once it ended
+      const trace = await store.load("taken");
+      expect(trace.calls.map((call) => call.state)).toEqual(["completed"]);
+      expect(trace.outcome).toBeDefined();
+    });
+
     it("grants one resume claim per chain; every other claim gets its holder", async () => {
       const claim = store.claimResume?.bind(store);
       expect(claim, "the built-in stores implement claimResume").toBeDefined();

@@ -122,9 +122,11 @@ describe("FileTraceStore", () => {
     const dir = await freshDir();
     await mkdir(join(dir, "blocked.trace"), { recursive: true }); // a folder where the file should be
     const store = new FileTraceStore({ dir });
-    const first: unknown = await store.append("blocked", chainStartEvent("blocked")).catch((thrown: unknown) => thrown);
+    const first: unknown = await store.append("blocked", toolCallEvent(0)).catch((thrown: unknown) => thrown);
     expect(isChainRuntimeError(first) && first.code).toBe("STORE_FAILED");
     expect(((first as Error).cause as NodeJS.ErrnoException).code).toBe("EISDIR");
+    // A chain-start creates its file exclusively: something already at the path is a taken id.
+    await expectCode(new FileTraceStore({ dir }).append("blocked", chainStartEvent("blocked")), "TRACE_INVALID");
     await rm(join(dir, "blocked.trace"), { recursive: true });
     await expectCode(store.append("blocked", toolCallEvent(0)), "STORE_FAILED");
     // other chains are unaffected
@@ -180,6 +182,25 @@ describe("FileTraceStore", () => {
     expect((await loadTraceFile(join(dir, "path.trace"))).outcome?.status).toBe("ok");
     await expectCode(loadTraceFile(join(dir, "missing.trace")), "TRACE_NOT_FOUND");
     await store.close();
+  });
+
+  it("refuses a chain-start whose chain id has a log written by another store (process)", async () => {
+    const dir = await freshDir();
+    const first = new FileTraceStore({ dir, fsync: false });
+    const second = new FileTraceStore({ dir, fsync: false });
+    await first.append("shared", chainStartEvent("shared"));
+    await first.append("shared", toolCallEvent(0));
+    await expectCode(second.append("shared", chainStartEvent("shared")), "TRACE_INVALID");
+    // Nothing more from that store goes into the other run's log.
+    await expectCode(second.append("shared", toolCallEvent(1)), "STORE_FAILED");
+    await expectCode(second.append("shared", chainEndEvent()), "STORE_FAILED");
+    await first.append("shared", toolResultEvent(0));
+    const trace = await first.load("shared");
+    expect(trace.calls.map((call) => [call.callId, call.state])).toEqual([["c0", "completed"]]);
+    expect(trace.outcome).toBeUndefined();
+    // Other chain ids of that store are unaffected.
+    await second.append("fresh", chainStartEvent("fresh"));
+    expect((await second.load("fresh")).chainId).toBe("fresh");
   });
 
   it("grants a resume claim to exactly one of several processes claiming at once", async () => {

@@ -194,6 +194,30 @@ describe("TraceRecorder", () => {
     expect(seen).toEqual(recorder.failures);
   });
 
+  it("logs nothing more once its chain-start is refused: a taken chain id's log stays the other run's", async () => {
+    const store = new MemoryTraceStore();
+    const owner = new TraceRecorder({ store, chainId: "taken" });
+    await owner.start(META);
+    await owner.hooks().TOOL_START?.(toolStart("taken", 0));
+    const intruder = new TraceRecorder({ store, chainId: "taken" });
+    await intruder.start(META);
+    await intruder.hooks().TOOL_START?.(toolStart("taken", 1));
+    await intruder.hooks().TOOL_END?.(toolEnd("taken", 1));
+    await intruder.end({ status: "ok", durationMs: 1, stats: { wallMs: 1, cpuMs: 0, heapBytes: 0, toolCalls: 1 } });
+    expect(intruder.failures.map((failure) => [failure.event, failure.error.code])).toEqual([
+      ["chain-start", "TRACE_INVALID"],
+      ["tool-call", "STORE_FAILED"],
+      ["tool-result", "STORE_FAILED"],
+      ["chain-end", "STORE_FAILED"],
+    ]);
+    expect(intruder.error?.message).toMatch(/already has a trace/);
+    await owner.hooks().TOOL_END?.(toolEnd("taken", 0));
+    const trace = await store.load("taken");
+    expect(trace.calls.map((call) => [call.callId, call.state])).toEqual([["c0", "completed"]]);
+    expect(trace.outcome).toBeUndefined();
+    expect(owner.failures).toEqual([]);
+  });
+
   it("records a hook that fires before start() as a TRACE_INVALID failure", async () => {
     const store = new MemoryTraceStore();
     const recorder = new TraceRecorder({ store, chainId: "early" });
