@@ -139,13 +139,14 @@ export function compileScript(source: string, options: CompileOptions = {}): Com
 function compileUncached(source: string, filename: string, engine: "auto" | "esbuild"): CompileResult {
   const hash = sha256Hex(source);
   const text = new SourceText(source);
-  const scan = scanScript(source);
-  const wrapped = wrapScriptBody(source);
+  const body = hashbangAsComment(source);
+  const scan = scanScript(body);
+  const wrapped = wrapScriptBody(body);
 
   let code: string | undefined;
   let map: SourcePositionMapper;
   let usedEngine: CompileEngine;
-  const stripped = engine === "auto" && !scan.needsTranspile && scan.strayCloser === undefined
+  const stripped = engine === "auto" && !scan.needsTranspile && scan.strayCloser === undefined && withinStripperBounds(body)
     ? stripTypes(wrapped)
     : undefined;
   if (stripped !== undefined) {
@@ -175,6 +176,15 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
     if (refusedByV8 !== undefined) return { ok: false, hash, error: refusedByV8 };
   }
   return { ok: true, code, hash, map, engine: usedEngine };
+}
+
+/**
+ * A leading `#!` line (a script file made executable) as a line comment of the same length, so
+ * no position moves: a hashbang is only valid at the very start of a file, and the script runs
+ * as a function body.
+ */
+function hashbangAsComment(source: string): string {
+  return source.startsWith("#!") ? `//${source.slice(2)}` : source;
 }
 
 /** Checks the scan's hints against the compiled code; returns the error to report, if any. */
@@ -309,6 +319,39 @@ let stripper: StripTypes | undefined = typeof module.stripTypeScriptTypes === "f
   : undefined;
 let stripWarningSilenced = false;
 
+/** Longest source the fast path takes (see {@link withinStripperBounds}). */
+const STRIPPER_MAX_CHARS = 6 * 1024;
+/** Deepest nesting of brackets, `${` and arrows the fast path takes. */
+const STRIPPER_MAX_NESTING = 256;
+
+/**
+ * True when `source` is far from what breaks Node's type stripper for good. It is a WebAssembly
+ * module shared by the whole process, and deeply nested input makes it fault ("memory access out
+ * of bounds"), after which every later call in the process fails the same way (measured on Node
+ * 24: ~1 000 nested arrows, ~1 200 nested brackets, or chains of 6 000-10 000 operators). One
+ * hostile script would then cost every later compile the esbuild path. Scripts past these bounds
+ * (longer than 6 KiB, or nested deeper than 256, counted without regard to strings: a
+ * conservative count) take the esbuild path from the start; what they compile to is the same.
+ */
+function withinStripperBounds(source: string): boolean {
+  if (source.length > STRIPPER_MAX_CHARS) return false;
+  let depth = 0;
+  let arrows = 0;
+  for (let i = 0; i < source.length; i++) {
+    const char = source.charCodeAt(i);
+    if (char === 0x28 || char === 0x5b || char === 0x7b) {
+      // ( [ {  (and so `${`)
+      if (++depth > STRIPPER_MAX_NESTING) return false;
+    } else if (char === 0x29 || char === 0x5d || char === 0x7d) {
+      if (depth > 0) depth--;
+    } else if (char === 0x3e && source.charCodeAt(i - 1) === 0x3d) {
+      // `=>`: arrows nest without brackets (x => y => z)
+      if (++arrows > STRIPPER_MAX_NESTING) return false;
+    }
+  }
+  return true;
+}
+
 /**
  * The fast path: Node's type stripper, which blanks types and keeps every position. Returns
  * `undefined` when it refuses the code (syntax errors, enums, namespaces: esbuild decides)
@@ -369,6 +412,10 @@ function v8SyntaxError(code: string, text: SourceText, map: SourcePositionMapper
     new Script(code, { filename: V8_CHECK_NAME });
     return undefined;
   } catch (error) {
+    if (error instanceof RangeError) {
+      // V8's parser ran out of stack (thousands of nested brackets): no position to give.
+      return text.error("CompileError", "The script nests too deeply to compile (the parser ran out of stack); flatten its deepest expression.", undefined);
+    }
     const message = error instanceof Error ? error.message : String(error);
     // node:vm puts the position in the stack's head: "name:LINE\n<source line>\n<spaces>^^^".
     const stack = error instanceof Error && typeof error.stack === "string" ? error.stack : "";

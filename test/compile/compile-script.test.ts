@@ -33,6 +33,38 @@ describe("compileScript: output contract", () => {
     expect(result.code).toBe(`${COMPILED_SCRIPT_PREFIX}const a         = 1;\nreturn a${COMPILED_SCRIPT_SUFFIX}`);
   });
 
+  it.each(ENGINES)("runs a script file that starts with a #! line, and keeps its positions (%s)", async (engine) => {
+    const source = "#!/usr/bin/env isochain\nconst n: number = 2;\nreturn n * 21";
+    const result = compileOk(source, { engine });
+    expect(await runCompiled(result.code)).toBe(42);
+    expect(result.hash).toBe(sha256Hex(source));
+    const error = compileError("#!/usr/bin/env isochain\nconst x = ;", engine);
+    expect([error.line, error.column]).toEqual([2, 11]);
+  });
+
+  it.each(ENGINES)("says a script nests too deeply instead of passing on a stack overflow (%s)", (engine) => {
+    const error = compileError(`return ${"[".repeat(20_000)}${"]".repeat(20_000)};`, engine);
+    expect(error).toMatchObject({ name: "CompileError", message: expect.stringContaining("nests too deeply") });
+  });
+
+  it("keeps deeply nested or long scripts away from the type stripper, which one of them would break for the process", () => {
+    const plain = "const n: number = 1;\nreturn n";
+    expect(compileOk(plain).engine).toBe("strip");
+    // Each of these makes Node's stripper fault, and every later call with it (measured).
+    const hostile = [
+      `return ${"[".repeat(1_500)}${"]".repeat(1_500)};`,
+      `return ${"x => ".repeat(1_000)}1;`,
+      `return ${"!".repeat(10_000)}1;`,
+      `return ${"1 + ".repeat(10_000)}1;`,
+    ];
+    for (const source of hostile) {
+      const result = compileScript(source, { cache: false });
+      if (result.ok) expect(result.engine).toBe("esbuild");
+    }
+    expect(compileOk(`${plain} + 0`).engine).toBe("strip"); // the fast path still works
+    expect(compileOk(`${"// padding\n".repeat(600)}${plain}`).engine).toBe("esbuild"); // over 6 KiB
+  });
+
   it("hash is the sha256 of the source", () => {
     expect(compileOk("return 1").hash).toBe(sha256Hex("return 1"));
   });
