@@ -22,6 +22,7 @@ import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
   ChainRuntimeError,
   isChainRuntimeError,
+  knownPolicyFields,
   sha256Hex,
   type AnyTool,
   type ApprovalDecision,
@@ -147,7 +148,7 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   const router = new ReplayRouter(trace, { mode: "strict" });
   const chain = new ToolChainTool({
     toolbox: new Toolbox([]),
-    policy: { ...trace.policy, ...options.policy },
+    policy: { ...knownPolicyFields(trace.policy), ...options.policy },
     poolSize: 1,
     ...(options.driver === undefined ? {} : { driver: options.driver }),
   });
@@ -201,7 +202,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   const approvalHandler = options.approvalHandler ?? (needsHandler ? DENY_ALL : undefined);
   const chain = new ToolChainTool({
     toolbox,
-    policy: { ...trace.policy, ...options.policy },
+    policy: { ...knownPolicyFields(trace.policy), ...options.policy },
     traceStore,
     approvalMode,
     poolSize: 1,

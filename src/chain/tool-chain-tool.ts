@@ -62,7 +62,7 @@ import { renderDeclarations } from "../toolbox/render-declarations.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { TraceRecorder } from "../trace/trace-recorder.ts";
-import type { TraceStore } from "../trace/trace-store.ts";
+import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { RunPlan } from "./call-router.ts";
 import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
 import { createSandboxDriver, type DriverChoice } from "./create-driver.ts";
@@ -88,7 +88,7 @@ export interface ToolChainToolOptions {
    * closed by `close()`). @defaultValue `"process"` (see the default-driver line in the constructor)
    */
   readonly driver?: DriverChoice;
-  /** Warm sandboxes kept ready. @defaultValue 2 */
+  /** Warm sandboxes kept ready: an integer from 0 to 256 (`ARGUMENT_INVALID` otherwise). @defaultValue 2 */
   readonly poolSize?: number;
   /** The tool's name. @defaultValue `"run_chain"` */
   readonly name?: string;
@@ -186,10 +186,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   #closed = false;
 
   /**
-   * Throws `POLICY_INVALID` for an inconsistent policy, `ARGUMENT_INVALID` for
-   * `approvalMode: "suspend"` without a `traceStore` or an unknown `approvalMode`.
+   * Throws `POLICY_INVALID` for an inconsistent policy or an unknown policy field,
+   * `ARGUMENT_INVALID` for options that are not an object, `tools` that are not an array, a
+   * `poolSize` out of range, `approvalMode: "suspend"` without a `traceStore` or an unknown
+   * `approvalMode`.
    */
   constructor(options: ToolChainToolOptions) {
+    checkChainToolOptions(options);
     this.policy = resolveChainPolicy(options.policy);
     let toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
     if (options.skill) toolbox = toolbox.withSkill(options.skill);
@@ -258,7 +261,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
    * Runs one script. Never throws for anything the script does: syntax errors, runtime errors,
    * limits and cancellation are statuses of the result. With a `traceStore`, the run is traced
    * as it happens (see {@link TracedChainRunResult.traceError}). Throws `CHAIN_CLOSED` after
-   * `close()`, `ARGUMENT_INVALID` when `options.chainId` is already running on this tool.
+   * `close()`, `ARGUMENT_INVALID` when `options.chainId` is already running on this tool or an
+   * option is unusable (a `chainId` that is not 1-128 of `A-Z a-z 0-9 _ -`, a `seed` that is not
+   * an integer, a `clockStart` that is not a finite number, a `signal` that is not an
+   * AbortSignal, an `onProgress` that is not a function).
    */
   async run(code: string, options: ChainRunOptions = {}): Promise<TracedChainRunResult> {
     return this.#run(code, options, undefined);
@@ -275,6 +281,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
   async #run(code: string, options: ChainRunOptions, plan: RunPlan | undefined): Promise<TracedChainRunResult> {
     if (this.#closed) throw new ChainRuntimeError("CHAIN_CLOSED", "This ToolChainTool was closed; create a new one.");
+    checkRunOptions(options);
     const started = performance.now();
     const chainId = options.chainId ?? randomUUID();
     const seed = options.seed ?? randomInt(0, 2 ** 31 - 1);
@@ -627,6 +634,54 @@ function withoutError(outcome: SandboxRunOutcome): SandboxRunOutcome {
 function whenAborted<T>(signal: AbortSignal, value: T): Promise<T> {
   if (signal.aborted) return Promise.resolve(value);
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value), { once: true }));
+}
+
+/** Most warm sandboxes a `ToolChainTool` keeps (`poolSize`): each is an isolate or a child process. */
+const MAX_POOL_SIZE = 256;
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming what is wrong with the constructor's options (the policy is checked apart). */
+function checkChainToolOptions(options: ToolChainToolOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolChainTool() needs options ({ tools } or { toolbox }, ...); got ${options === null ? "null" : typeof options}.`);
+  }
+  if (options.tools !== undefined && !Array.isArray(options.tools)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.tools must be an array of tools; got ${typeof options.tools}.`, { details: { argument: "tools" } });
+  }
+  const { poolSize } = options;
+  if (poolSize !== undefined && !(Number.isInteger(poolSize) && poolSize >= 0 && poolSize <= MAX_POOL_SIZE)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.poolSize must be an integer from 0 to ${MAX_POOL_SIZE}; got ${String(poolSize)}.`, {
+      details: { argument: "poolSize" },
+    });
+  }
+}
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming the run option that cannot be used. */
+function checkRunOptions(options: ChainRunOptions): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options must be an object; got ${options === null ? "null" : typeof options}.`);
+  }
+  const refuse = (argument: string, expected: string, value: unknown): never => {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options.${argument} must be ${expected}; got ${describeValue(value)}.`, { details: { argument } });
+  };
+  const { signal, onProgress, chainId, seed, clockStart } = options;
+  // Duck-typed: a signal from another realm or an AbortSignal polyfill is an AbortSignal too.
+  if (signal !== undefined && !isAbortSignalLike(signal)) refuse("signal", "an AbortSignal", signal);
+  if (onProgress !== undefined && typeof onProgress !== "function") refuse("onProgress", "a function", onProgress);
+  if (chainId !== undefined && !isTraceChainId(chainId)) refuse("chainId", 'an id of 1 to 128 letters, digits, "_" or "-"', chainId);
+  if (seed !== undefined && !Number.isSafeInteger(seed)) refuse("seed", "an integer", seed);
+  if (clockStart !== undefined && !(typeof clockStart === "number" && Number.isFinite(clockStart))) refuse("clockStart", "a finite number (epoch ms)", clockStart);
+}
+
+function isAbortSignalLike(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const signal = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) return String(value);
+  return typeof value;
 }
 
 function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationResult {

@@ -53,18 +53,32 @@ const INTEGER_FIELDS = [
 
 /**
  * Merges `overrides` over {@link DEFAULT_CHAIN_POLICY}, checks every field and returns a frozen
- * policy. Throws `ChainRuntimeError` `POLICY_INVALID` naming the field when one is out of range,
+ * policy. Throws `ChainRuntimeError` `POLICY_INVALID` naming the field when one is out of range
+ * or unknown (a misspelt field would otherwise be ignored without a word),
  * or when `approvalTimeoutMs >= callTimeoutMs` (an approval must be able to time out before the
  * call does).
  */
 export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainPolicy {
+  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+    throw new ChainRuntimeError("POLICY_INVALID", `A policy is an object of ChainPolicy fields; got ${overrides === null ? "null" : typeof overrides}.`);
+  }
+  for (const key of Object.keys(overrides)) {
+    if (!Object.hasOwn(DEFAULT_CHAIN_POLICY, key)) {
+      const near = closestPolicyField(key);
+      throw new ChainRuntimeError(
+        "POLICY_INVALID",
+        `ChainPolicy has no field ${JSON.stringify(key)}${near === undefined ? "" : `; did you mean ${near}?`} (fields: ${Object.keys(DEFAULT_CHAIN_POLICY).join(", ")}).`,
+        { details: { field: key } },
+      );
+    }
+  }
   const policy: ChainPolicy = { ...DEFAULT_CHAIN_POLICY, ...stripUndefined(overrides) };
   for (const [field, min] of INTEGER_FIELDS) {
     const value = policy[field];
     if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
       throw new ChainRuntimeError(
         "POLICY_INVALID",
-        `ChainPolicy.${field} must be an integer >= ${min}; got ${String(value)}.`,
+        `ChainPolicy.${field} must be an integer >= ${min}; got ${typeof value === "string" ? JSON.stringify(value) : String(value)}.`,
         { details: { field, value } },
       );
     }
@@ -85,6 +99,43 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
     );
   }
   return Object.freeze(policy);
+}
+
+/**
+ * The fields of `policy` that {@link ChainPolicy} has: a policy recorded by another version (a
+ * trace) may carry fields this one does not know, which {@link resolveChainPolicy} refuses.
+ */
+export function knownPolicyFields(policy: object): Partial<ChainPolicy> {
+  const known: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(policy)) if (Object.hasOwn(DEFAULT_CHAIN_POLICY, key)) known[key] = value;
+  return known as Partial<ChainPolicy>;
+}
+
+/** The policy field closest to `key` (case-insensitive edit distance at most 2), if any. */
+function closestPolicyField(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const field of Object.keys(DEFAULT_CHAIN_POLICY)) {
+    const distance = editDistance(key.toLowerCase(), field.toLowerCase());
+    if (distance < bestDistance) {
+      best = field;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance (short strings only: policy field names). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -86,7 +86,11 @@ export class FileTraceStore implements TraceStore {
 
   /** Creates the store; nothing touches the disk until the first append or read. */
   constructor(options: FileTraceStoreOptions = {}) {
-    this.dir = options.dir ?? ".isochain/traces";
+    const dir = options.dir ?? ".isochain/traces";
+    if (typeof dir !== "string" || dir === "") {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", "FileTraceStore dir must be a non-empty string.", { details: { argument: "dir" } });
+    }
+    this.dir = dir;
     this.#fsync = options.fsync ?? true;
   }
 

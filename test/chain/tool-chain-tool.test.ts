@@ -356,6 +356,46 @@ describe("ToolChainTool", () => {
       await closed.close();
       await expect(closed.run("return 1")).rejects.toSatisfy((error: unknown) => isChainRuntimeError(error) && error.code === "CHAIN_CLOSED");
     });
+
+    it.each([
+      ["signal", { signal: {} }],
+      ["onProgress", { onProgress: "log" }],
+      ["chainId", { chainId: "a/b" }],
+      ["chainId", { chainId: "" }],
+      ["seed", { seed: Number.NaN }],
+      ["seed", { seed: 1.5 }],
+      ["clockStart", { clockStart: "2026-01-01" }],
+      ["clockStart", { clockStart: Number.POSITIVE_INFINITY }],
+    ])("refuses run options.%s %j with ARGUMENT_INVALID, before anything runs", async (argument, options) => {
+      const before = executed.length;
+      const error: unknown = await chain.run("await tools.echo({ value: 1 }); return 1", options as never).catch((thrown: unknown) => thrown);
+      expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
+      expect(isChainRuntimeError(error) && error.message).toContain(`options.${argument}`);
+      expect(executed.length).toBe(before);
+    });
+
+    it("takes an AbortSignal look-alike (another realm's, a polyfill's)", async () => {
+      const signal = { aborted: false, addEventListener: () => undefined, removeEventListener: () => undefined };
+      expect((await chain.run("return 1", { signal: signal as unknown as AbortSignal })).returnValue).toBe(1);
+    });
+
+    it.each([
+      ["null options", null, /needs options/],
+      ["tools that are not an array", { tools: "echo" }, /options\.tools must be an array/],
+      ["a negative poolSize", { tools: [], poolSize: -1 }, /poolSize must be an integer from 0 to 256/],
+      ["a huge poolSize", { tools: [], poolSize: 1e9 }, /poolSize must be an integer from 0 to 256/],
+    ])("refuses %s with ARGUMENT_INVALID", (_label, options, message) => {
+      expect(() => new ToolChainTool(options as never)).toThrow(message);
+      try {
+        new ToolChainTool(options as never);
+      } catch (error) {
+        expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
+      }
+    });
+
+    it("refuses a misspelt policy field instead of ignoring it", () => {
+      expect(() => new ToolChainTool({ tools: [], policy: { maxToolCall: 5 } as never })).toThrow(/no field "maxToolCall"; did you mean maxToolCalls\?/);
+    });
   });
 
   describe("cancellation and pending calls", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, resolveChainPolicy } from "../../src/kernel/index.ts";
+import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, resolveChainPolicy } from "../../src/kernel/index.ts";
 
 describe("ChainPolicy", () => {
   it("has the documented defaults, frozen", () => {
@@ -23,6 +23,18 @@ describe("ChainPolicy", () => {
     expect(policy.maxToolCalls).toBe(3);
     expect(policy.callTimeoutMs).toBe(60_000);
     expect(Object.isFrozen(policy)).toBe(true);
+  });
+
+  it("refuses unknown fields with POLICY_INVALID, suggesting the closest one", () => {
+    expect(() => resolveChainPolicy({ maxToolCall: 5 } as never)).toThrow(/no field "maxToolCall"; did you mean maxToolCalls\?/);
+    expect(() => resolveChainPolicy({ timeout: 5 } as never)).toThrow(/no field "timeout" \(fields: maxToolCalls, /);
+    expect(() => resolveChainPolicy(null as never)).toThrow(/A policy is an object/);
+    expect(() => resolveChainPolicy({ memoryLimitMb: "64" } as never)).toThrow(/got "64"/);
+  });
+
+  it("keeps only the fields it knows of a recorded policy (another version's trace)", () => {
+    expect(knownPolicyFields({ maxToolCalls: 3, retiredField: true })).toEqual({ maxToolCalls: 3 });
+    expect(resolveChainPolicy(knownPolicyFields({ ...DEFAULT_CHAIN_POLICY, retiredField: 1 }))).toEqual(DEFAULT_CHAIN_POLICY);
   });
 
   it("ignores undefined overrides", () => {

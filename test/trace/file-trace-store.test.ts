@@ -34,6 +34,12 @@ describe("FileTraceStore", () => {
     expect(store.durable).toBe(true);
   });
 
+  it("refuses a dir that is not a non-empty string with ARGUMENT_INVALID", () => {
+    for (const dir of [5, "", {}]) {
+      expect(() => new FileTraceStore({ dir: dir as never })).toThrow(/dir must be a non-empty string/);
+    }
+  });
+
   it("writes one <chainId>.trace file per chain, creating the folder", async () => {
     const dir = await freshDir();
     const store = new FileTraceStore({ dir });
