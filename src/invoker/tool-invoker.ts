@@ -41,6 +41,7 @@
  */
 import { randomUUID } from "node:crypto";
 import {
+  ChainRuntimeError,
   describeThrown,
   digestJson,
   resolveChainPolicy,
@@ -185,9 +186,15 @@ export class ToolInvoker {
 
   /**
    * Opens the state of one chain. Close it when the chain ends (`await using` does): that
-   * unpins its artifacts. Throws `POLICY_INVALID` for a bad policy override.
+   * unpins its artifacts. Throws `POLICY_INVALID` for a bad policy override, `ARGUMENT_INVALID`
+   * for a `chainId` that is not a non-empty string.
    */
   openSession(options: OpenSessionOptions = {}): InvokerSession {
+    if (options.chainId !== undefined && (typeof options.chainId !== "string" || options.chainId === "")) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `openSession() chainId must be a non-empty string; got ${typeof options.chainId}.`, {
+        details: { argument: "chainId" },
+      });
+    }
     const policy = options.policy ? resolveChainPolicy({ ...this.policy, ...options.policy }) : this.policy;
     return new InvokerSession({
       id: options.chainId ?? randomUUID(),
@@ -212,10 +219,16 @@ export class ToolInvoker {
         return invocationFailure("CANCELLED", "invoke() needs an open session from ToolInvoker.openSession(); the call did not run.");
       }
       const seq = state.seq++;
-      const name = typeof call?.name === "string" ? call.name : String(call?.name);
-      const callId = options.ctx?.callId ?? (typeof call.id === "string" && call.id !== "" ? call.id : `${state.id}:${seq}`);
-      current = new CallState(seq, callId, name, call.arguments);
-      if (call.rejection !== undefined) current.rejection = call.rejection;
+      // Not a call at all: still a numbered, recorded refusal, like any call that fails a gate.
+      const given = typeof call === "object" && call !== null ? call : undefined;
+      const name = typeof given?.name === "string" ? given.name : String(given?.name);
+      const callId = options.ctx?.callId ?? (typeof given?.id === "string" && given.id !== "" ? given.id : `${state.id}:${seq}`);
+      current = new CallState(seq, callId, name, given?.arguments);
+      if (given === undefined) {
+        current.rejection = invocationFailure("INVALID_ARGUMENTS", `invoke() needs a call object { name, arguments }; got ${call === null ? "null" : typeof call}. The call did not run.`);
+      } else if (given.rejection !== undefined) {
+        current.rejection = given.rejection;
+      }
     } catch (error) {
       return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${describeThrown(error)}`);
     }

@@ -117,7 +117,22 @@ describe("ToolInvoker hooks and records", () => {
     const badName = await invoker.invoke({ name: 42 as never, arguments: {} }, { session });
     expect(badName).toMatchObject({ status: "error", code: "UNKNOWN_TOOL" });
     const nullCall = await invoker.invoke(null as never, { session });
-    expect(nullCall.status).toBe("error");
+    expect(nullCall).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining("needs a call object") });
+    const stringCall = await invoker.invoke("echo" as never, { session });
+    expect(stringCall).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    // Each is numbered and recorded like any refused call.
+    expect(session.trace.map((record) => [record.seq, record.status, record.code])).toEqual([
+      [0, "error", "UNKNOWN_TOOL"],
+      [1, "error", "INVALID_ARGUMENTS"],
+      [2, "error", "INVALID_ARGUMENTS"],
+    ]);
+  });
+
+  it("refuses a session chainId that is not a non-empty string", () => {
+    const invoker = makeInvoker([echoTool()]);
+    for (const chainId of [{}, "", 5]) {
+      expect(() => invoker.openSession({ chainId: chainId as never })).toThrow(/chainId must be a non-empty string/);
+    }
   });
 
   it("rejects an invalid policy at construction", () => {
