@@ -65,7 +65,13 @@ async function runCommand(args: readonly string[]): Promise<number> {
     writeErr(`isochain run: needs a script and --tools <module>\n\n${USAGE}\n`);
     return 2;
   }
-  const code = await readFile(scriptPath, "utf8");
+  let code: string;
+  try {
+    code = await readFile(scriptPath, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "it is a folder" : (error as Error).message;
+    throw new ChainRuntimeError("CLI_USAGE", `Could not read the script ${scriptPath}: ${reason}.`, { cause: error });
+  }
   const toolbox = await loadToolModule(values.tools);
   const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
   const maxCalls = values["max-calls"];

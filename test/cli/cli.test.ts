@@ -153,5 +153,8 @@ describe("isochain CLI: run, trace, replay", () => {
       expect(run.code, bad).toBe(2);
       expect(run.stderr).toContain("--max-calls takes a whole number");
     }
+    const noScript = isochain("run", "no-such-script.ts", "--tools", TOOLS);
+    expect(noScript.code).toBe(2);
+    expect(noScript.stderr).toContain("CLI_USAGE: Could not read the script no-such-script.ts: no such file.");
   });
 });
