@@ -42,10 +42,11 @@ export const MAX_STACK_LINE_CHARS = 1000;
  * mapped, nor flood the model's context through the run summary.
  */
 export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErrorOptions): ChainError {
+  const name = clip(fault.name, MAX_ERROR_NAME_CHARS);
   const base = {
     phase: fault.phase,
-    name: clip(fault.name, MAX_ERROR_NAME_CHARS),
-    message: clip(fault.message, MAX_ERROR_MESSAGE_CHARS),
+    name,
+    message: withHostGlobalHint(name, clip(fault.message, MAX_ERROR_MESSAGE_CHARS)),
   };
   if (fault.stack === undefined) return base;
   const bounded = boundStack(fault.stack);
@@ -87,4 +88,27 @@ function boundStack(stack: string): string {
   }
   if (start < stack.length) lines.push(`    … [stack cut: ${stack.length - start} more characters]`);
   return lines.join("\n");
+}
+
+const NO_TIMERS = "isochain scripts have no timers: await each tool call (`await tools.name({...})`); there is no way to sleep";
+const NO_NODE = "isochain scripts have no Node.js APIs or modules: every tool is on `tools.*`";
+const NO_NETWORK = "isochain scripts have no network access: use the tools on `tools.*`";
+const NO_WEB_API = "isochain scripts have the JavaScript built-ins only, no web APIs";
+
+/** Globals a script may expect from Node or a browser, and what to tell it when they are missing. */
+const HOST_GLOBAL_HINTS: ReadonlyMap<string, string> = new Map([
+  ...["setTimeout", "setInterval", "setImmediate", "clearTimeout", "clearInterval", "clearImmediate", "queueMicrotask"].map((name) => [name, NO_TIMERS] as const),
+  ...["require", "module", "exports", "process", "Buffer", "global", "__dirname", "__filename"].map((name) => [name, NO_NODE] as const),
+  ...["fetch", "XMLHttpRequest", "WebSocket", "EventSource"].map((name) => [name, NO_NETWORK] as const),
+  ...["TextEncoder", "TextDecoder", "URL", "URLSearchParams", "atob", "btoa", "structuredClone", "crypto", "performance", "window", "document"].map(
+    (name) => [name, NO_WEB_API] as const,
+  ),
+]);
+
+/** `message` with a hint when it is V8's "X is not defined" for a host global a script may expect. */
+function withHostGlobalHint(name: string, message: string): string {
+  if (name !== "ReferenceError") return message;
+  const missing = /^(\S+) is not defined$/u.exec(message)?.[1];
+  const hint = missing === undefined ? undefined : HOST_GLOBAL_HINTS.get(missing);
+  return hint === undefined ? message : `${message} (${hint}).`;
 }

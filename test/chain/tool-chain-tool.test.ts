@@ -332,6 +332,22 @@ describe("ToolChainTool", () => {
       expect(run.error?.stack).toContain(":3:");
     });
 
+    it.each([
+      ["setTimeout", "await new Promise((resolve) => setTimeout(resolve, 10));", "no timers"],
+      ["process", "return process.env.HOME;", "no Node.js APIs"],
+      ["fetch", "return await fetch('https://example.com');", "no network access"],
+      ["btoa", "return btoa('x');", "the JavaScript built-ins only, no web APIs"],
+    ])("says why %s is missing, at the model's line", async (name, body, hint) => {
+      const run = await chain.run(`const a = 1;\n${body}`);
+      expect(run.error).toMatchObject({ name: "ReferenceError", line: 2 });
+      expect(run.error?.message).toContain(`${name} is not defined (isochain scripts have ${hint}`);
+    });
+
+    it("leaves a ReferenceError of the script's own names as V8 wrote it", async () => {
+      const run = await chain.run("return notDeclaredAnywhere;");
+      expect(run.error?.message).toBe("notDeclaredAnywhere is not defined");
+    });
+
     it("keeps the trace when the script throws after calls", async () => {
       const run = await chain.run(`await tools.echo({ value: 1 }); await tools.echo({ value: 2 }); throw new Error("boom");`);
       expect(run.status).toBe("error");
