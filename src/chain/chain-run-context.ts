@@ -32,7 +32,10 @@ import type { RunPlan } from "./call-router.ts";
 
 interface OpenCall {
   readonly tool: string;
-  readonly digest: string;
+  /** The arguments as the hook received them (JSON text from a sandbox). */
+  readonly args: unknown;
+  /** Digest of the parsed arguments, taken only when an approval request needs matching. */
+  digest?: string;
 }
 
 /** @internal One run's state; see the module comment. */
@@ -98,13 +101,18 @@ export class ChainRunContext {
     return this.#suspended.has(callId);
   }
 
-  /** Runs before the invoker's `TOOL_START` reaches the recorder: numbering, parsed arguments, open calls. */
-  onToolStart(payload: ToolStartEvent): ToolStartEvent {
+  /**
+   * Runs on the invoker's `TOOL_START`: numbering and open calls. Returns the event for the
+   * recorder (run seq, parsed arguments), or `undefined` when the run has none. Nothing is
+   * parsed or digested for a run without a recorder: only an approval request needs the open
+   * call's digest, and {@link callIdOf} takes it then (a sha256 per call, and tens of µs on a
+   * host thread that just woke, off every call's path).
+   */
+  onToolStart(payload: ToolStartEvent): ToolStartEvent | undefined {
     const seq = this.#nextSeq++;
     this.#seqOf.set(payload.seq, seq);
-    const args = parseArguments(payload.args);
-    this.#open.set(payload.callId, { tool: payload.tool, digest: digestJson(args) });
-    return { ...payload, seq, args };
+    this.#open.set(payload.callId, { tool: payload.tool, args: payload.args });
+    return this.recorder === undefined ? undefined : { ...payload, seq, args: parseArguments(payload.args) };
   }
 
   /** Runs before `TOOL_END` reaches the recorder; `undefined` when the result must not be logged. */
@@ -142,7 +150,9 @@ export class ChainRunContext {
   callIdOf(request: ApprovalRequest): string | undefined {
     const digest = digestJson(request.args);
     for (const [callId, open] of this.#open) {
-      if (open.tool === request.tool && open.digest === digest && !this.#approvalCallIds.has(callId)) {
+      if (open.tool !== request.tool || this.#approvalCallIds.has(callId)) continue;
+      open.digest ??= digestJson(parseArguments(open.args));
+      if (open.digest === digest) {
         this.#approvalCallIds.add(callId);
         return callId;
       }

@@ -466,7 +466,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         const run = this.#runOf(payload.chainId);
         if (run) {
           const seen = run.onToolStart(payload);
-          await run.recorder?.hooks().TOOL_START?.(seen);
+          if (seen) await run.recorder?.hooks().TOOL_START?.(seen);
         }
         await callUser("TOOL_START", payload);
       },
