@@ -1,4 +1,5 @@
 import { takeHandedOver } from "../kernel/blob-handover.ts";
+import { encodeUtf8 } from "../kernel/encode-utf8.ts";
 import { ChainRuntimeError, isArtifactRef, type ArtifactRef, type BlobGcOptions, type BlobMeta } from "../kernel/index.ts";
 
 /** MIME type of a blob put without one. */
@@ -24,8 +25,6 @@ export function hexToRef(hex: string): ArtifactRef {
   return `sha256:${hex}`;
 }
 
-const utf8Encoder = new TextEncoder();
-
 /**
  * A private copy of the bytes to store: strings become UTF-8, byte arrays are copied so a caller
  * mutating its array after `put` cannot change what is stored or make it disagree with its ref.
@@ -35,7 +34,7 @@ const utf8Encoder = new TextEncoder();
  * Throws `ARGUMENT_INVALID` for anything else.
  */
 export function toBlobBytes(input: unknown): Uint8Array {
-  if (typeof input === "string") return utf8Encoder.encode(input);
+  if (typeof input === "string") return encodeUtf8(input);
   if (input instanceof Uint8Array) {
     return takeHandedOver(input) ? new Uint8Array(input.buffer, 0, input.byteLength) : new Uint8Array(input);
   }
