@@ -1,5 +1,6 @@
 import { ChainRuntimeError } from "./errors.ts";
 import { isToolRisk, type ToolRisk } from "./tool-risk.ts";
+import { editDistance } from "./suggest-names.ts";
 
 /** The limits of one chain. Every field has a default in {@link DEFAULT_CHAIN_POLICY}. */
 export interface ChainPolicy {
@@ -116,26 +117,13 @@ function closestPolicyField(key: string): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const field of Object.keys(DEFAULT_CHAIN_POLICY)) {
-    const distance = editDistance(key.toLowerCase(), field.toLowerCase());
+    const distance = editDistance(key.toLowerCase(), field.toLowerCase(), 2);
     if (distance < bestDistance) {
       best = field;
       bestDistance = distance;
     }
   }
   return best;
-}
-
-/** Levenshtein distance (short strings only: policy field names). */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

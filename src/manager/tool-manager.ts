@@ -40,7 +40,7 @@ import {
 import { cloneArguments } from "../invoker/clone-arguments.ts";
 import { executeWithTimeout } from "../invoker/gates/execute-with-timeout.ts";
 import { shapeResult } from "../invoker/gates/shape-result.ts";
-import { suggestToolNames } from "../invoker/gates/lookup-tool.ts";
+import { suggestNames } from "../kernel/suggest-names.ts";
 import { invocationFailure } from "../invoker/invocation-failure.ts";
 import { sessionStateOf, type InvokerSession } from "../invoker/invoker-session.ts";
 import type { ToolInvoker } from "../invoker/tool-invoker.ts";
@@ -317,7 +317,7 @@ export class ToolManager implements AsyncDisposable {
       return invocationFailure("NOT_CALLABLE", `Tool "${name}" is not enabled for this turn. Use one of the tools offered.`);
     }
     const names = [...available];
-    const close = suggestToolNames(name, names);
+    const close = suggestNames(name, names);
     const hint =
       close.length > 0
         ? ` Did you mean ${close.map((n) => `"${n}"`).join(", ")}?`
