@@ -543,7 +543,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const { outcome, compiled, session } = parts;
     let error = parts.error;
     if (!error && outcome?.error && compiled && parts.source !== undefined) {
-      error = mapRuntimeError(outcome.error, { source: parts.source, map: compiled.map, scriptName: SCRIPT_NAME });
+      const toolNames = run.plan?.toolNames ?? this.#toolNames;
+      error = mapRuntimeError(outcome.error, {
+        source: parts.source,
+        map: compiled.map,
+        scriptName: SCRIPT_NAME,
+        ...(toolNames === undefined ? {} : { toolNames }),
+      });
     }
     let returnValue: unknown;
     let returnArtifactRef: ArtifactRef | undefined;

@@ -1,4 +1,5 @@
 import type { ChainError } from "../kernel/index.ts";
+import { suggestNames } from "../kernel/suggest-names.ts";
 import { codeFrame } from "./code-frame.ts";
 import type { SourcePositionMapper } from "./source-position-mapper.ts";
 
@@ -18,6 +19,11 @@ export interface MapRuntimeErrorOptions {
   readonly map: SourcePositionMapper;
   /** The file name the driver compiled the code under (`SandboxRunRequest.scriptName`). */
   readonly scriptName: string;
+  /**
+   * The names the run installed on `tools`. With them, "X is not defined" for a tool name and
+   * "tools.X is not a function" for a name that is not a tool say what to call instead.
+   */
+  readonly toolNames?: readonly string[];
 }
 
 /** Longest error name kept, characters; the rest is cut with a marker. */
@@ -46,7 +52,7 @@ export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErr
   const base = {
     phase: fault.phase,
     name,
-    message: withHostGlobalHint(name, clip(fault.message, MAX_ERROR_MESSAGE_CHARS)),
+    message: withHint(name, clip(fault.message, MAX_ERROR_MESSAGE_CHARS), options.toolNames),
   };
   if (fault.stack === undefined) return base;
   const bounded = boundStack(fault.stack);
@@ -105,10 +111,41 @@ const HOST_GLOBAL_HINTS: ReadonlyMap<string, string> = new Map([
   ),
 ]);
 
-/** `message` with a hint when it is V8's "X is not defined" for a host global a script may expect. */
-function withHostGlobalHint(name: string, message: string): string {
-  if (name !== "ReferenceError") return message;
-  const missing = /^(\S+) is not defined$/u.exec(message)?.[1];
-  const hint = missing === undefined ? undefined : HOST_GLOBAL_HINTS.get(missing);
+/**
+ * `message` with a hint for the mistakes a model makes about its environment: V8's "X is not
+ * defined" for a host global it may expect or for a tool called without `tools.`, and "tools.X
+ * is not a function" for a tool that does not exist (with the closest names).
+ */
+function withHint(name: string, message: string, toolNames: readonly string[] | undefined): string {
+  let hint: string | undefined;
+  if (name === "ReferenceError") {
+    const missing = /^(\S+) is not defined$/u.exec(message)?.[1];
+    if (missing !== undefined) {
+      hint = HOST_GLOBAL_HINTS.get(missing);
+      if (hint === undefined && toolNames?.includes(missing) === true) {
+        hint = `${missing} is a tool: call it as \`await tools.${missing}({...})\``;
+      }
+    }
+  } else if (name === "TypeError" && toolNames !== undefined) {
+    const called = /^tools\.(.+) is not a function$/u.exec(message)?.[1];
+    if (called !== undefined && !toolNames.includes(called)) hint = unknownToolHint(called, toolNames);
+  }
   return hint === undefined ? message : `${message} (${hint}).`;
+}
+
+/** Most tool names listed when none is close to the one a script called. */
+const MAX_LISTED_TOOLS = 10;
+
+function unknownToolHint(called: string, toolNames: readonly string[]): string {
+  if (toolNames.length === 0) return `there is no tool "${called}": no tools are available to this script`;
+  const close = suggestNames(called, toolNames);
+  if (close.length > 0) return `there is no tool "${called}"; did you mean ${close.map(toolAccess).join(", ")}?`;
+  const listed = toolNames.slice(0, MAX_LISTED_TOOLS).map(toolAccess).join(", ");
+  const more = toolNames.length > MAX_LISTED_TOOLS ? ` and ${toolNames.length - MAX_LISTED_TOOLS} more` : "";
+  return `there is no tool "${called}"; the tools are ${listed}${more}`;
+}
+
+/** How a script names a tool: `tools.name`, or `tools["odd-name"]` when the name is not an identifier. */
+function toolAccess(name: string): string {
+  return /^[A-Za-z_$][\w$]*$/u.test(name) ? `tools.${name}` : `tools[${JSON.stringify(name)}]`;
 }

@@ -343,6 +343,33 @@ describe("ToolChainTool", () => {
       expect(run.error?.message).toContain(`${name} is not defined (isochain scripts have ${hint}`);
     });
 
+    it("says to call a tool on tools.* when a script calls it as a global", async () => {
+      const run = await chain.run("const a = 1;\nreturn await echo({ value: a });");
+      expect(run.error).toMatchObject({ name: "ReferenceError", line: 2 });
+      expect(run.error?.message).toBe("echo is not defined (echo is a tool: call it as `await tools.echo({...})`).");
+    });
+
+    it("names the closest tools when a script calls one that does not exist", async () => {
+      const run = await chain.run("const a = 1;\nreturn await (tools as any).ecko({ value: a });");
+      expect(run.error).toMatchObject({ name: "TypeError", line: 2 });
+      expect(run.error?.message).toBe('tools.ecko is not a function (there is no tool "ecko"; did you mean tools.echo?).');
+      const odd = await chain.run("return await (tools as any)['odd-nme']({});");
+      expect(odd.error?.message).toContain('did you mean tools["odd-name"]?');
+    });
+
+    it("lists the tools when no name is close", async () => {
+      const run = await chain.run("return await (tools as any).fetchWeatherForecast({});");
+      expect(run.error?.message).toMatch(/^tools\.fetchWeatherForecast is not a function \(there is no tool "fetchWeatherForecast"; the tools are tools\.echo, /);
+      expect(run.error?.message).toContain('tools["odd-name"]');
+    });
+
+    it("leaves a TypeError of the script's own objects, and of a tool's own result, as V8 wrote it", async () => {
+      const own = await chain.run("const api: any = {};\nreturn api.fetch();");
+      expect(own.error?.message).toBe("api.fetch is not a function");
+      const result = await chain.run("const r: any = await tools.echo({ value: 1 });\nreturn r.text.nope();");
+      expect(result.error?.message).toBe("r.text.nope is not a function");
+    });
+
     it("leaves a ReferenceError of the script's own names as V8 wrote it", async () => {
       const run = await chain.run("return notDeclaredAnywhere;");
       expect(run.error?.message).toBe("notDeclaredAnywhere is not defined");
