@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { FrameDecoder, MAX_FRAME_BYTES, decodeFrame, encodeFrame, isFrame } from "../../src/bridge/codec.ts";
+import { FrameDecoder, MAX_FRAME_BYTES, decodeFrame, encodeFrame, encodeMessage, isFrame } from "../../src/bridge/codec.ts";
 import { FRAME_KIND, PROTOCOL_VERSION, type Frame } from "../../src/bridge/protocol.ts";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import { Packr } from "msgpackr";
@@ -191,5 +191,31 @@ describe("codec memory", () => {
     expect(decodeFrame(small)).toEqual({ kind: FRAME_KIND.log, level: "log", text: "after" });
     // the large frame is still whole: the new buffer did not write over it
     expect((decodeFrame(large) as { text: string }).text.length).toBe(4 * 1024 * 1024);
+  });
+
+  it("packs a large message into a buffer sized to fit, not msgpackr's 4x growth", () => {
+    const MiB = 1024 * 1024;
+    // A byte array (a result text on the process pipe) gets about its own size...
+    const bytes = new Uint8Array(MiB).fill(0x78);
+    const withBytes = encodeMessage({ kind: "tool-results", results: [0, '{"status":"ok","text":""}', bytes] });
+    expect(withBytes.buffer.byteLength).toBeLessThan(MiB + 4096);
+    // ...a string its bound, 3 bytes per UTF-16 unit (msgpackr alone: 12 MiB for this one).
+    const text = "é".repeat(MiB);
+    const withString = encodeFrame({ kind: FRAME_KIND.done, returnJson: text });
+    expect(withString.buffer.byteLength).toBeLessThan(3 * MiB + 4096);
+    expect((decodeFrame(withString) as { returnJson: string }).returnJson).toBe(text);
+    const [decoded] = new FrameDecoder((value): value is { results: unknown[] } => typeof value === "object").push(withBytes);
+    expect(Buffer.from(decoded?.results[2] as Uint8Array).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  it("still packs a message deeper than its size walk, growing as msgpackr does", () => {
+    let nested: unknown = "x".repeat(200_000);
+    for (let i = 0; i < 12; i++) nested = [nested];
+    const frame = encodeFrame({ kind: FRAME_KIND.done, error: { name: "E", message: "m", stack: "s" } });
+    expect(decodeFrame(frame)).toMatchObject({ kind: FRAME_KIND.done });
+    const deep = encodeMessage({ nested });
+    let value = new FrameDecoder((v): v is { nested: unknown } => typeof v === "object").push(deep)[0]?.nested;
+    for (let i = 0; i < 12; i++) value = (value as unknown[])[0];
+    expect(value).toBe("x".repeat(200_000));
   });
 });
