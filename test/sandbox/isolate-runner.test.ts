@@ -42,6 +42,27 @@ describe.each(runners)("%s", (_name, create) => {
     expect(JSON.parse(outcome.returnJson ?? "null")).toMatchObject({ status: "error", code: "BRIDGE_ERROR" });
   });
 
+  it("configures each run with its own tools, budget, seed and clock, whatever the run before it had", async () => {
+    const body = "return { tools: Object.keys(tools), total: budget.total, r: Math.random(), now: Date.now() };";
+    const names = ["echo", "lookup"];
+    const first = JSON.parse((await runner.run(request(body, { toolNames: names, seed: 7, clockStart: 1_000 }))).returnJson ?? "null");
+    expect(first).toMatchObject({ tools: ["echo", "lookup"], total: 10 });
+    expect(first.now - 1_000).toBeGreaterThanOrEqual(0);
+    expect(first.now - 1_000).toBeLessThan(100); // the virtual clock starts at clockStart
+    // The same array changed in place, another budget and seed: nothing of the first run's stays.
+    names[1] = "search";
+    const second = JSON.parse((await runner.run(request(body, { toolNames: names, maxToolCalls: 3, seed: 8, clockStart: 2_000 }))).returnJson ?? "null");
+    expect(second).toMatchObject({ tools: ["echo", "search"], total: 3 });
+    expect(second.now - 2_000).toBeGreaterThanOrEqual(0);
+    expect(second.now - 2_000).toBeLessThan(100);
+    expect(second.r).not.toBe(first.r);
+    const again = JSON.parse((await runner.run(request(body, { toolNames: ["echo", "lookup"], seed: 7, clockStart: 1_000 }))).returnJson ?? "null");
+    expect(again).toEqual(first);
+    const limits = { ...request("").limits, maxOutputBytes: 20 };
+    const capped = await runner.run(request('console.log("x".repeat(100)); return 1;', { limits }));
+    expect(capped.returnJson).toBe("1");
+  });
+
   it("delivers results of parallel calls that settle together, each to its own call", async () => {
     const outcome = await runner.run(
       request("const r = await Promise.all([1, 2, 3].map((n) => tools.echo({ n }))); return r.map((x) => x.text);", {
