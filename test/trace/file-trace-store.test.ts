@@ -85,6 +85,19 @@ describe("FileTraceStore", () => {
     }
   });
 
+  it("says a file that is not a trace at all is not one, and a torn first record is a torn trace", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const text = join(dir, "notes.trace");
+    await writeFile(text, "root:x:0:0:root:/root:/bin/bash\n");
+    await expect(loadTraceFile(text)).rejects.toThrow(/Not an isochain trace: none of its 32 bytes decode as a trace record/);
+    // A crash while the first record was written: what is there is still a record's start.
+    const start = encodeTraceFrame(chainStartEvent("cut"));
+    const cut = join(dir, "cut.trace");
+    await writeFile(cut, start.subarray(0, start.length - 3));
+    await expect(loadTraceFile(cut)).rejects.toThrow(/has no chain-start event/);
+  });
+
   it("reports a corrupt frame in the middle of a file as TRACE_INVALID", async () => {
     const dir = await freshDir();
     await mkdir(dir, { recursive: true });
