@@ -52,7 +52,7 @@ export function encodeMessage(message: unknown): Uint8Array {
   // per UTF-16 unit for a string first, so a 1 MiB text meant a 4 MiB buffer and a 1 MiB string
   // a 12 MiB one, per message. Allocated memory is what drives V8's full collections here
   // (external memory): measured with 1 MiB results through the process driver, 32 -> 19
-  // mark-compacts in 150 chains and 5.6 -> 3.6-3.75 ms per chain.
+  // mark-compacts in 150 chains and 4.1-4.8 -> 3.6-4.0 ms per chain.
   const estimate = HEADER_BYTES + packedSizeBound(message, 0);
   if (estimate > PRESIZE_MIN_BYTES) packr.useBuffer(Buffer.allocUnsafeSlow(estimate + PACK_SLACK_BYTES));
   // msgpackr leaves room for the length prefix in front of the body, so the frame is never
