@@ -7,7 +7,7 @@
  * Plain data: `null`, booleans, numbers, strings, arrays, objects whose prototype is
  * `Object.prototype` or `null` with data (not accessor) properties, and `Date` (sent as its ISO
  * text). Everything else (functions, symbols, BigInt, cycles, getters, Map, Set, typed arrays,
- * class instances) is refused.
+ * class instances) is refused; a promise with a reminder to await it.
  * @module
  */
 
@@ -17,6 +17,7 @@ const getPrototypeOf = Object.getPrototypeOf;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const objectKeys = Object.keys;
 const datePrototype = Date.prototype;
+const promisePrototype = Promise.prototype;
 
 /** Deepest nesting checked; deeper values are refused rather than overflowing the stack. */
 const MAX_DEPTH = 200;
@@ -96,6 +97,8 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   }
   const proto: unknown = getPrototypeOf(obj);
   if (proto === datePrototype) return false;
+  // The usual way a promise gets here: a tool call's result used without `await`.
+  if (proto === promisePrototype) return fail(walk, "a Promise", depth, " (a tool call's result is a promise: await it, e.g. `await tools.name({...})`)");
   if (proto !== objectPrototype && proto !== null) {
     return fail(walk, describeKind(obj), depth, " (only plain objects, arrays and primitives cross)");
   }

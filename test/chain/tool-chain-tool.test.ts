@@ -363,6 +363,15 @@ describe("ToolChainTool", () => {
       expect(run.error?.message).toContain('tools["odd-name"]');
     });
 
+    it("reminds a script that returns or passes on a tool call it did not await", async () => {
+      const returned = await chain.run("const r = tools.echo({ value: 1 });\nreturn { r };");
+      expect(returned.error?.message).toBe(
+        "return value must be JSON-compatible: found a Promise at .r (a tool call's result is a promise: await it, e.g. `await tools.name({...})`)",
+      );
+      const passed = await chain.run("const r = await tools.echo({ value: tools.echo({ value: 1 }) });\nreturn r.text;");
+      expect(passed.returnValue).toMatch(/found a Promise at \.value \(a tool call's result is a promise: await it/);
+    });
+
     it("leaves a TypeError of the script's own objects, and of a tool's own result, as V8 wrote it", async () => {
       const own = await chain.run("const api: any = {};\nreturn api.fetch();");
       expect(own.error?.message).toBe("api.fetch is not a function");

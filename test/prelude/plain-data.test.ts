@@ -14,6 +14,7 @@ describe("findNonPlainData", () => {
     ["a BigInt", { n: 2n }, "a BigInt at .n (send it as a string or number)"],
     ["a Set", { m: new Set() }, "a Set at .m (only plain objects, arrays and primitives cross)"],
     ["a typed array", { u: new Uint8Array(1) }, "a Uint8Array at .u (only plain objects, arrays and primitives cross)"],
+    ["a promise (a tool call not awaited)", { r: Promise.resolve(1) }, "a Promise at .r (a tool call's result is a promise: await it, e.g. `await tools.name({...})`)"],
   ])("names %s and where it sits", (_label, value, message) => {
     expect(findNonPlainData(value)).toBe(message);
   });
