@@ -83,6 +83,32 @@ export type KillReason = "timeout" | "cpu" | "memory" | "cancelled" | "crash";
 /** An outcome before its measurements are added. */
 export type Settled = Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes">;
 
+/** The file name the prelude is compiled under (it shows in stacks of prelude faults). */
+export const PRELUDE_FILENAME = "isochain:prelude";
+
+/** V8's code cache of the prelude, with the source it was made from. */
+let preludeCodeCache: { readonly source: string; readonly data: ivm.ExternalCopy<ArrayBuffer> } | undefined;
+
+/**
+ * Compiles the prelude in a new `isolate`, from V8's code cache when an earlier isolate of this
+ * process made one for the same source: a new isolate with its prelude compiled takes ~1.0 ms
+ * instead of ~1.4 ms here (the prelude's parse and compile, 0.43 ms, becomes 0.07). The first
+ * isolate makes the cache; one V8 refuses (another build or flags) is replaced by a new one, made
+ * by the same compile. Only isochain's own prelude goes through here, never script code.
+ */
+export function compilePrelude(isolate: ivm.Isolate, source: string): ivm.Script {
+  const cached = preludeCodeCache?.source === source ? preludeCodeCache.data : undefined;
+  // isolated-vm sets `cachedData` on the script it returns; its typings leave that off `Script`.
+  const script: ivm.Script & ivm.CachedDataResult = isolate.compileScriptSync(source, {
+    filename: PRELUDE_FILENAME,
+    ...(cached === undefined ? {} : { cachedData: cached }),
+    // With cached data as well, V8 makes new data only when it refused the old.
+    produceCachedData: true,
+  });
+  if (script.cachedData !== undefined) preludeCodeCache = { source, data: script.cachedData };
+  return script;
+}
+
 /** Console levels the prelude may name. */
 export const LOG_LEVELS: ReadonlySet<string> = new Set(["log", "info", "warn", "error", "debug"]);
 

@@ -60,6 +60,7 @@ import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import {
   AbortHook,
   callFromFrame,
+  compilePrelude,
   dispatchCall,
   forwardLog,
   killOutcome,
@@ -119,9 +120,7 @@ export class IsolateRunner implements PooledRunner {
     const isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb });
     this.#isolate = isolate;
     this.#scripts = new ScriptCache(isolate);
-    this.#prelude = isolate.compileScriptSync(options.preludeSource ?? getPreludeSource(), {
-      filename: "isochain:prelude",
-    });
+    this.#prelude = compilePrelude(isolate, options.preludeSource ?? getPreludeSource());
     this.#send = new ivm.Callback(
       (kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => this.#active?.onFrame(kind, a, b, c, d),
       { ignored: true },

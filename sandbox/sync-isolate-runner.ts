@@ -45,6 +45,7 @@ import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import {
   AbortHook,
   callFromFrame,
+  compilePrelude,
   dispatchCall,
   forwardLog,
   killOutcome,
@@ -113,7 +114,7 @@ export class SyncIsolateRunner implements PooledRunner {
     const isolate = new ivm.Isolate({ memoryLimit: options.memoryLimitMb });
     this.#isolate = isolate;
     this.#scripts = new ScriptCache(isolate);
-    this.#prelude = isolate.compileScriptSync(options.preludeSource ?? getPreludeSource(), { filename: "isochain:prelude" });
+    this.#prelude = compilePrelude(isolate, options.preludeSource ?? getPreludeSource());
     // A synchronous callback: called on this thread during an entry, it only buffers the frame.
     this.#send = new ivm.Callback((kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => {
       this.#active?.frames.push(kind, a, b, c, d);
