@@ -114,6 +114,8 @@ export const LOG_LEVELS: ReadonlySet<string> = new Set(["log", "info", "warn", "
 
 /** Compiled scripts kept per isolate (least recently compiled first out of the cache when full). */
 const SCRIPT_CACHE_SIZE = 32;
+/** Scripts remembered as run once without being cached (see {@link ScriptCache.seenBefore}). */
+const SEEN_ONCE_SIZE = 8;
 
 /**
  * Compiled scripts of one isolate by source text (with the file name they were compiled
@@ -122,6 +124,7 @@ const SCRIPT_CACHE_SIZE = 32;
 export class ScriptCache {
   readonly #isolate: ivm.Isolate;
   readonly #scripts = new Map<string, { readonly name: string; readonly script: ivm.Script }>();
+  readonly #seenOnce: string[] = [];
 
   constructor(isolate: ivm.Isolate) {
     this.#isolate = isolate;
@@ -131,6 +134,23 @@ export class ScriptCache {
   get(request: Pick<SandboxRunRequest, "script" | "scriptName">): ivm.Script | undefined {
     const cached = this.#scripts.get(request.script);
     return cached !== undefined && cached.name === request.scriptName ? cached.script : undefined;
+  }
+
+  /**
+   * True when `request`'s script already ran in this isolate without being cached: a second
+   * sighting, worth compiling into the cache. Otherwise records this first sighting (the last
+   * {@link SEEN_ONCE_SIZE} are remembered) and returns false.
+   */
+  seenBefore(request: Pick<SandboxRunRequest, "script">): boolean {
+    const seen = this.#seenOnce;
+    const index = seen.indexOf(request.script);
+    if (index >= 0) {
+      seen.splice(index, 1);
+      return true;
+    }
+    seen.push(request.script);
+    if (seen.length > SEEN_ONCE_SIZE) seen.shift();
+    return false;
   }
 
   /** Compiles `request`'s script on the isolate's thread (cached), or returns the compile error as a runtime fault. */
@@ -178,7 +198,7 @@ export class ScriptCache {
 }
 
 /** The script as the isolate compiles it: handed to the prelude's `start`; it keeps its own lines (2.. of the wrapper). */
-function wrapScript(script: string): string {
+export function wrapScript(script: string): string {
   return `${BRIDGE_GLOBALS.start}(${script}\n)`;
 }
 

@@ -79,9 +79,10 @@ import {
   type PreparedContext,
   type SerializedToolResult,
   type Settled,
+  wrapScript,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import type { SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import type { SandboxError, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
@@ -209,9 +210,12 @@ export class IsolateRunner implements PooledRunner {
       }
       let outcome: SandboxRunOutcome;
       try {
-        // A cached script without an await: the run's first task is queued a microtask sooner.
-        const script = this.#scripts.get(request) ?? (await this.#scripts.compile(request));
-        if (script instanceof ivm.Script) {
+        // A cached script is run without an await. A script this isolate has not seen is compiled
+        // and run in the run's own task (no compile round trip first: -8 to -14% for a new 2 KB
+        // script, interleaved A/B); one that comes back is compiled into the cache, then run.
+        let script: ivm.Script | SandboxError | undefined = this.#scripts.get(request);
+        if (script === undefined && this.#scripts.seenBefore(request)) script = await this.#scripts.compile(request);
+        if (script === undefined || script instanceof ivm.Script) {
           const active = new ActiveRun(this.#owner, prepared, request);
           this.#active = active;
           outcome = await active.start(script);
@@ -282,12 +286,13 @@ class ActiveRun {
   }
 
   /**
-   * Configures the prelude and starts the script; resolves with the outcome. The two tasks are
+   * Configures the prelude and starts the script (`script`, or the request's source compiled in
+   * the same task when it is not cached); resolves with the outcome. The two tasks are
    * queued first and the run's own bookkeeping (watchdog, abort listener, the tracked heap read)
    * done after, while the isolate's thread wakes up for them: nothing the isolate sends can
    * reach this run before the current host turn ends.
    */
-  start(script: ivm.Script): Promise<SandboxRunOutcome> {
+  start(script: ivm.Script | undefined): Promise<SandboxRunOutcome> {
     const request = this.#request as IsolateRunRequest;
     const prepared = this.#prepared as PreparedContext;
     const { promise, resolve } = Promise.withResolvers<SandboxRunOutcome>();
@@ -295,7 +300,11 @@ class ActiveRun {
     try {
       // Queued back to back: the isolate runs `configure`, then the script, with no wait between.
       prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, this.#limits)]);
-      script.run(prepared.context).catch((error: unknown) => this.#onStartRejected(error));
+      const started =
+        script === undefined
+          ? prepared.context.eval(wrapScript(request.script), { filename: request.scriptName })
+          : script.run(prepared.context);
+      started.catch((error: unknown) => this.#onStartRejected(error));
     } catch {
       this.#onIsolateGone();
       return promise;

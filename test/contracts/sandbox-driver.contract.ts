@@ -366,20 +366,23 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
       expect(outcome.returnJson).toBe('"ok"');
     });
 
-    it("reports a syntax error in the compiled script as a runtime SyntaxError", async () => {
-      const outcome = await driver.run({
-        chainId: "c",
-        script: "(async function __chain__() {\nreturn );\n})",
-        scriptName: "chain.js",
-        toolNames: [],
-        maxToolCalls: 0,
-        seed: 1,
-        clockStart: 0,
-        limits: LIMITS,
-        onToolCall: () => Promise.resolve(ok("")),
-      });
-      expect(outcome.status).toBe("error");
-      expect(outcome.error).toMatchObject({ phase: "runtime", name: "SyntaxError" });
+    it("reports a syntax error in the compiled script as a runtime SyntaxError, the first time and after", async () => {
+      // A script is compiled with its first run, then into a cache when it comes back: both ways.
+      for (let i = 0; i < 3; i++) {
+        const outcome = await driver.run({
+          chainId: "c",
+          script: "(async function __chain__() {\nreturn );\n})",
+          scriptName: "chain.js",
+          toolNames: [],
+          maxToolCalls: 0,
+          seed: 1,
+          clockStart: 0,
+          limits: LIMITS,
+          onToolCall: () => Promise.resolve(ok("")),
+        });
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "runtime", name: "SyntaxError" });
+      }
     });
 
     describe("console", () => {

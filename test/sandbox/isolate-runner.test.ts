@@ -65,6 +65,19 @@ describe.each(runners)("%s", (_name, create) => {
     expect(capped.returnJson).toBe("1");
   });
 
+  it("runs a script the same when it is new, when it comes back and once it is cached", async () => {
+    const body = `const r = await tools.echo({ n: ${Math.random()} }); throw new Error("at line 2: " + JSON.parse(r.text).n);`;
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await runner.run(request(body)));
+    // The same positions whichever way the script was compiled: errors map back to the model's lines.
+    expect(outcomes[0]?.error?.stack).toMatch(/chain\.js:2:\d+/); // the body's line 1 is the file's line 2
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe("error");
+      expect(outcome.error?.message).toBe(outcomes[0]?.error?.message);
+      expect(outcome.error?.stack).toBe(outcomes[0]?.error?.stack);
+    }
+  });
+
   it("delivers results of parallel calls that settle together, each to its own call", async () => {
     const outcome = await runner.run(
       request("const r = await Promise.all([1, 2, 3].map((n) => tools.echo({ n }))); return r.map((x) => x.text);", {
