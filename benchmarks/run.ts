@@ -22,6 +22,7 @@ import os from "node:os";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import chainNewScript from "./chain-new-script.bench.ts";
 import chainOneCall from "./chain-one-call.bench.ts";
 import chainParallel from "./chain-parallel.bench.ts";
 import chainSequential from "./chain-sequential.bench.ts";
@@ -60,6 +61,7 @@ const FILES: readonly BenchFile[] = [
   chainOneCall,
   chainSequential,
   chainParallel,
+  chainNewScript,
   largeResult,
   cpuBound,
   invokerOverhead,
@@ -190,9 +192,10 @@ async function main(): Promise<number> {
   const allProbes = FILES.flatMap((f) => f.probes ?? []);
 
   if (options.list) {
-    for (const s of allScenarios) process.stdout.write(`${pad(s.group, 14)}${pad(s.name, 36)}${s.description ?? ""}\n`);
-    for (const d of allDerived) process.stdout.write(`${pad(d.group, 14)}${pad(d.name, 36)}${d.description ?? ""} (derived)\n`);
-    for (const p of allProbes) process.stdout.write(`${pad("probe", 14)}${pad(p.name, 36)}${p.description ?? ""}${p.soak ? " (--soak)" : ""}\n`);
+    // A space after each column even when a name fills it: the list is read by people and parsed by tests.
+    for (const s of allScenarios) process.stdout.write(`${pad(s.group, 13)} ${pad(s.name, 37)} ${s.description ?? ""}\n`);
+    for (const d of allDerived) process.stdout.write(`${pad(d.group, 13)} ${pad(d.name, 37)} ${d.description ?? ""} (derived)\n`);
+    for (const p of allProbes) process.stdout.write(`${pad("probe", 13)} ${pad(p.name, 37)} ${p.description ?? ""}${p.soak ? " (--soak)" : ""}\n`);
     return 0;
   }
 

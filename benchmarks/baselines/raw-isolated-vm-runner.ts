@@ -43,6 +43,9 @@ const PRELUDE = `"use strict";
   globalThis.tools = new Proxy({}, { get: (_t, name) => typeof name === "string" ? (args) => call(name, args) : undefined });
 })();`;
 
+/** Compiled scripts kept per isolate. */
+const SCRIPT_CACHE_SIZE = 32;
+
 /** Options of a {@link RawIsolatedVmRunner}. */
 export interface RawIsolatedVmRunnerOptions {
   /** Isolates kept; runs beyond it wait for a free one. @defaultValue 2 */
@@ -206,6 +209,14 @@ export class RawIsolatedVmRunner {
     if (script === undefined) {
       const wrapped = `(async () => {\n${body}\n})().then((value) => JSON.stringify(value))`;
       script = entry.isolate.compileScriptSync(wrapped, { filename: "script.js" });
+      // Bounded, oldest out: a new script per run must not hold every compiled one.
+      if (entry.scripts.size >= SCRIPT_CACHE_SIZE) {
+        const oldest = entry.scripts.keys().next().value;
+        if (oldest !== undefined) {
+          entry.scripts.get(oldest)?.release();
+          entry.scripts.delete(oldest);
+        }
+      }
       entry.scripts.set(body, script);
     }
     return script;

@@ -31,6 +31,19 @@ export interface ScriptScenarioOptions {
   readonly driver?: "in-process" | "process";
   /** Keep results up to 2 MiB inline instead of offloading them ({@link isochainScenario} only). @defaultValue false */
   readonly inlineResults?: boolean;
+  /**
+   * A new script text every iteration (the script with a numbered comment line after it), as a
+   * model writes a new script for each chain: nothing compiled is reused
+   * ({@link rawIvmScenario} and {@link isochainScenario}). @defaultValue false
+   */
+  readonly freshScript?: boolean;
+}
+
+/** The script of each iteration: the same text, or a new one per call with `freshScript`. */
+function scriptSource(options: ScriptScenarioOptions): () => string {
+  if (options.freshScript !== true) return () => options.script;
+  let n = 0;
+  return () => `${options.script}\n// iteration ${n++}`;
 }
 
 function common(options: ScriptScenarioOptions): Pick<Scenario, "name" | "group" | "baseline" | "target" | "description"> {
@@ -63,14 +76,15 @@ export function nodeVmScenario(options: ScriptScenarioOptions): Scenario {
 /** The script on {@link RawIsolatedVmRunner} (pool of 2, fresh context per run). */
 export function rawIvmScenario(options: ScriptScenarioOptions): Scenario {
   let runner: RawIsolatedVmRunner | undefined;
+  const next = scriptSource(options);
   return {
     ...common(options),
     async setup() {
       runner = new RawIsolatedVmRunner({ poolSize: 2 });
       await runner.warm();
-      expectValue(await runner.run(options.script, BASELINE_TOOLS), options.expected);
+      expectValue(await runner.run(next(), BASELINE_TOOLS), options.expected);
     },
-    run: () => runner?.run(options.script, BASELINE_TOOLS),
+    run: () => runner?.run(next(), BASELINE_TOOLS),
     ...(options.warm === false ? {} : { between: () => runner?.warm() }),
     teardown() {
       runner?.close();
@@ -81,6 +95,7 @@ export function rawIvmScenario(options: ScriptScenarioOptions): Scenario {
 /** The script as a whole isochain chain (`ToolChainTool.run`, in-process driver, warmed). */
 export function isochainScenario(options: ScriptScenarioOptions): Scenario {
   let chain: ChainLike | undefined;
+  const next = scriptSource(options);
   return {
     ...common(options),
     async setup() {
@@ -88,10 +103,10 @@ export function isochainScenario(options: ScriptScenarioOptions): Scenario {
         ...(options.driver === undefined ? {} : { driver: options.driver }),
         ...(options.inlineResults === true ? { maxInlineResultBytes: 2 * 1024 * 1024 } : {}),
       });
-      await checkRun(chain, options.script, options.expected);
+      await checkRun(chain, next(), options.expected);
     },
     run: async () => {
-      const run = await chain?.run(options.script);
+      const run = await chain?.run(next());
       if (run !== undefined && run.status !== "ok") throw new Error(`chain ended ${run.status}: ${run.error?.message ?? ""}`);
     },
     ...(options.warm === false ? {} : { between: () => chain?.warm() }),

@@ -131,6 +131,7 @@ describe("benchmark harness", () => {
         ["node-vm", "raw-ivm", "child-process", "child-process-idle", "isochain", "isochain-process"].map((runner) => `${runner}/${path}`),
       ),
       "isochain/per-sequential-call", "isochain-process/per-sequential-call",
+      "raw-ivm/one-call-new-script", "isochain/one-call-new-script", "isochain-process/one-call-new-script",
       "isochain/result-1mib", "isochain-process/result-1mib", "isochain-process/result-1mib-inline", "raw-ivm/result-1mib",
       "isochain/primes-200k", "raw-ivm/primes-200k", "isochain/invoker-call", "direct/await-call",
       "isochain/sustained-c2", "isochain/sustained-c8", "isochain-process/sustained-c2", "isochain-process/sustained-c8", "raw-ivm/sustained-c2",
