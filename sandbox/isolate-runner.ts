@@ -8,7 +8,7 @@
  * ```
  *  prepare() ─ createContext ─ set send callback + run cached prelude Script ─ bridge ref
  *      │          (off the critical path: done after the previous run, while idle)
- *  run() ─ bridge.configure(config) + cachedScript.run ─▶ frames via ignored callback ─▶ host
+ *  run() ─ bridge.configure(config) + (cachedScript.run | context.eval) ─▶ frames via ignored callback ─▶ host
  *      │        host answers: bridge.resolve(results of one tick), `applyIgnored` (never *Sync)
  *      │        each start/delivery is followed by a heap read queued behind it (the tracker)
  *      ├─ done frame ─ abort pending calls ─ last heap read completes (idle, heap measured) ─ outcome
@@ -45,8 +45,10 @@
  *   closes, so a chain's objects die young instead of being promoted and piling up until a full
  *   GC (the soak's RSS growth).
  *
- * Speed: the compiled script is cached per isolate (`Script.run` instead of compiling per run),
- * the run is configured and started in one pipelined step (two tasks queued back to back, no
+ * Speed: a script seen for the first time is compiled and run in one task (`context.eval`); one
+ * that comes back is compiled into a per-isolate cache and run from it (`Script.run`); the prelude
+ * is compiled from V8's code cache in every isolate but the first; the run is configured and
+ * started in one pipelined step (two tasks queued back to back, no
  * wait between them), results that arrive in the same host tick enter the isolate in one task,
  * the end of a run needs no extra round trip (see above), and timers and listeners take the run
  * state as their argument instead of allocating closures. Each isolate task costs tens of µs of
