@@ -42,8 +42,9 @@ export interface ScriptScenarioOptions {
 /** The script of each iteration: the same text, or a new one per call with `freshScript`. */
 function scriptSource(options: ScriptScenarioOptions): () => string {
   if (options.freshScript !== true) return () => options.script;
+  // The scenario's name in the text too: runners of one process share the host's compile cache.
   let n = 0;
-  return () => `${options.script}\n// iteration ${n++}`;
+  return () => `${options.script}\n// ${options.name} iteration ${n++}`;
 }
 
 function common(options: ScriptScenarioOptions): Pick<Scenario, "name" | "group" | "baseline" | "target" | "description"> {

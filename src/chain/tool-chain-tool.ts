@@ -26,7 +26,7 @@
  */
 import { randomInt, randomUUID } from "node:crypto";
 import type { SandboxDriver, SandboxLogLevel, SandboxRunOutcome, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
-import { compileScript, type CompileResult } from "../compile/compile-script.ts";
+import { compileScriptDeferred, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
 import { ToolInvoker } from "../invoker/tool-invoker.ts";
@@ -323,7 +323,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const { started, chainId, seed, clockStart } = ids;
     await this.#fireChainStart(chainId, code);
 
-    const compiled = typeof code === "string" ? compileScript(code) : invalidInput();
+    // On a cache miss V8's check of the compiled code is deferred: it runs while the sandbox
+    // compiles the same code (see DeferredCompile), not before.
+    const compiling = typeof code === "string" ? compileScriptDeferred(code) : invalidInput();
+    let compiled = isDeferredCompile(compiling) ? compiling.result : compiling;
     if (!compiled.ok) {
       return this.#finish(chainId, started, { status: "error", error: compiled.error, outputText: "", seed, clockStart, run });
     }
@@ -374,39 +377,73 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const stop = router !== undefined || this.#approvalMode === "suspend" ? run.stop.signal : undefined;
     const signal = options.signal && stop ? AbortSignal.any([options.signal, stop]) : (options.signal ?? stop);
 
+    const runSandbox = async (script: string): Promise<SandboxRunOutcome> => {
+      try {
+        return await this.#driver.run({
+          chainId,
+          script,
+          scriptName: SCRIPT_NAME,
+          toolNames: run.plan?.toolNames ?? (this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name)),
+          maxToolCalls: this.policy.maxToolCalls,
+          limits: {
+            memoryLimitMb: this.policy.memoryLimitMb,
+            cpuTimeMs: this.policy.cpuTimeMs,
+            totalTimeoutMs: this.policy.totalTimeoutMs,
+            maxOutputBytes: this.policy.maxOutputBytes,
+            maxArgumentBytes: MAX_ARGUMENT_BYTES,
+          },
+          seed,
+          clockStart,
+          ...(signal === undefined ? {} : { signal }),
+          onToolCall,
+          onLog,
+        });
+      } catch (error) {
+        return {
+          status: "error",
+          error: { phase: "limit", name: "SandboxError", message: `The sandbox failed: ${String((error as Error)?.message ?? error)}` },
+          wallMs: performance.now() - started,
+          cpuMs: 0,
+          heapBytes: 0,
+        };
+      }
+    };
     let outcome: SandboxRunOutcome;
-    try {
-      outcome = await this.#driver.run({
-        chainId,
-        script: compiled.code,
-        scriptName: SCRIPT_NAME,
-        toolNames: run.plan?.toolNames ?? (this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name)),
-        maxToolCalls: this.policy.maxToolCalls,
-        limits: {
-          memoryLimitMb: this.policy.memoryLimitMb,
-          cpuTimeMs: this.policy.cpuTimeMs,
-          totalTimeoutMs: this.policy.totalTimeoutMs,
-          maxOutputBytes: this.policy.maxOutputBytes,
-          maxArgumentBytes: MAX_ARGUMENT_BYTES,
-        },
-        seed,
-        clockStart,
-        ...(signal === undefined ? {} : { signal }),
-        onToolCall,
-        onLog,
+    let refusedByV8: CompileFailure | undefined;
+    if (isDeferredCompile(compiling)) {
+      const running = runSandbox(compiled.code);
+      // After the sandbox has its tasks (the driver queues them in this turn's microtasks).
+      const checked = await new Promise<CompileResult>((resolve, reject) => {
+        setImmediate(() => {
+          try {
+            resolve(compiling.confirm());
+          } catch (error) {
+            reject(error as Error);
+          }
+        });
+      }).catch(async (error: unknown) => {
+        await running; // esbuild could not run: nothing is left behind, then the error as compileScript throws it
+        await session.close();
+        throw error;
       });
-    } catch (error) {
-      outcome = {
-        status: "error",
-        error: { phase: "limit", name: "SandboxError", message: `The sandbox failed: ${String((error as Error)?.message ?? error)}` },
-        wallMs: performance.now() - started,
-        cpuMs: 0,
-        heapBytes: 0,
-      };
+      outcome = await running;
+      if (!checked.ok) {
+        // V8 refused the code, so the sandbox could not start it either: a compile error.
+        refusedByV8 = checked;
+      } else if (checked !== compiled) {
+        // V8 refused the type stripper's output and esbuild's compiles: nothing ran, run that.
+        compiled = checked;
+        outcome = await runSandbox(checked.code);
+      }
+    } else {
+      outcome = await runSandbox(compiled.code);
     }
     // Calls still running were cancelled by the driver; wait for their records so the trace is whole.
     if (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     await session.close();
+    if (refusedByV8 !== undefined) {
+      return this.#finish(chainId, started, { status: "error", error: refusedByV8.error, outputText: "", seed, clockStart, run });
+    }
     const suspended = run.stopReason === "suspended" && run.pendingApproval !== undefined;
     return this.#finish(chainId, started, {
       status: suspended ? "suspended" : outcome.status,

@@ -379,6 +379,17 @@ describe("ToolChainTool", () => {
       expect(result.error?.message).toBe("r.text.nope is not a function");
     });
 
+    it("reports an early error V8 finds as a compile error, with no call run", async () => {
+      // A new script: V8's check runs while the sandbox compiles it; the sandbox cannot start it.
+      const run = await chain.run(`await tools.echo({ value: ${Date.now()} });\nconst res = 1;\nconst res = 2;\nreturn res;`);
+      expect(run.status).toBe("error");
+      expect(run.error).toMatchObject({ phase: "compile", line: 3, column: 7, message: 'The symbol "res" has already been declared' });
+      expect(run.callTrace).toHaveLength(0);
+      // A runtime SyntaxError stays one.
+      const parsed = await chain.run(`const text = "{ not json ${Date.now()}";\nreturn JSON.parse(text);`);
+      expect(parsed.error).toMatchObject({ phase: "runtime", name: "SyntaxError", line: 2 });
+    });
+
     it("leaves a ReferenceError of the script's own names as V8 wrote it", async () => {
       const run = await chain.run("return notDeclaredAnywhere;");
       expect(run.error?.message).toBe("notDeclaredAnywhere is not defined");
