@@ -65,6 +65,17 @@ describe.each(runners)("%s", (_name, create) => {
     expect(capped.returnJson).toBe("1");
   });
 
+  it("runs chains on a prelude compiled from V8's code cache (a later isolate)", async () => {
+    // The first isolate of the process made the cache; this one starts from it.
+    const later = create();
+    try {
+      const outcome = await later.run(request("const r = await tools.echo({ n: 1 }); return [r.text, Math.random() < 1, typeof Date.now()];"));
+      expect(JSON.parse(outcome.returnJson ?? "null")).toEqual(['{"n":1}', true, "number"]);
+    } finally {
+      later.dispose();
+    }
+  });
+
   it("runs a script the same when it is new, when it comes back and once it is cached", async () => {
     const body = `const r = await tools.echo({ n: ${Math.random()} }); throw new Error("at line 2: " + JSON.parse(r.text).n);`;
     const outcomes = [];
