@@ -327,9 +327,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // compiles the same code (see DeferredCompile), not before.
     const compiling = typeof code === "string" ? compileScriptDeferred(code) : invalidInput();
     let compiled = isDeferredCompile(compiling) ? compiling.result : compiling;
-    if (!compiled.ok) {
-      return this.#finish(chainId, started, { status: "error", error: compiled.error, outputText: "", seed, clockStart, run });
-    }
+    const compileFailed = (error: ChainError): Promise<TracedChainRunResult> =>
+      this.#finish(chainId, started, { status: "error", error, outputText: "", seed, clockStart, run });
+    if (!compiled.ok) return compileFailed(compiled.error);
 
     const session = this.invoker.openSession({
       chainId,
@@ -413,15 +413,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     if (isDeferredCompile(compiling)) {
       const running = runSandbox(compiled.code);
       // After the sandbox has its tasks (the driver queues them in this turn's microtasks).
-      const checked = await new Promise<CompileResult>((resolve, reject) => {
-        setImmediate(() => {
-          try {
-            resolve(compiling.confirm());
-          } catch (error) {
-            reject(error as Error);
-          }
-        });
-      }).catch(async (error: unknown) => {
+      const checked = await afterThisTurn(() => compiling.confirm()).catch(async (error: unknown) => {
         await running; // esbuild could not run: nothing is left behind, then the error as compileScript throws it
         await session.close();
         throw error;
@@ -441,9 +433,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // Calls still running were cancelled by the driver; wait for their records so the trace is whole.
     if (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     await session.close();
-    if (refusedByV8 !== undefined) {
-      return this.#finish(chainId, started, { status: "error", error: refusedByV8.error, outputText: "", seed, clockStart, run });
-    }
+    if (refusedByV8 !== undefined) return compileFailed(refusedByV8.error);
     const suspended = run.stopReason === "suspended" && run.pendingApproval !== undefined;
     return this.#finish(chainId, started, {
       status: suspended ? "suspended" : outcome.status,
@@ -699,6 +689,19 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
 }
 
 /** @throws ChainRuntimeError `ARGUMENT_INVALID` naming the run option that cannot be used. */
+/** `work`'s value, computed in the check phase of this event-loop turn (after its I/O and microtasks). */
+function afterThisTurn<T>(work: () => T): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    setImmediate(() => {
+      try {
+        resolve(work());
+      } catch (error) {
+        reject(error as Error);
+      }
+    });
+  });
+}
+
 function checkRunOptions(options: ChainRunOptions): void {
   if (typeof options !== "object" || options === null) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options must be an object; got ${options === null ? "null" : typeof options}.`);

@@ -21,10 +21,10 @@
  *      mapped through the source map.
  * ```
  *
- * The chain runtime compiles with {@link compileScriptDeferred}: on a cache miss V8's check of
- * the compiled code (the `node:vm` compile above, and the fast path's fall-through to esbuild)
- * is left to `confirm()`, which the chain runs while the sandbox compiles the same code; the
- * final result is the same as `compileScript`'s, and only it is cached.
+ * V8's check (the `node:vm` compile above, and the fast path's fall-through to esbuild) is the
+ * last step, `confirm()` of a {@link DeferredCompile}: `compileScript` confirms at once; the
+ * chain runtime compiles with {@link compileScriptDeferred} and confirms while the sandbox
+ * compiles the same code. The final result is the same either way, and only it is cached.
  *
  * Invariants: never throws for anything in the script (only `COMPILE_FAILED` when esbuild
  * itself cannot run); every error position is 1-based in the original text (UTF-16
@@ -130,15 +130,12 @@ export const defaultCompileCache = new CompileCache<CachedCompile>();
  * @throws ChainRuntimeError `COMPILE_FAILED` only when esbuild itself cannot run.
  */
 export function compileScript(source: string, options: CompileOptions = {}): CompileResult {
-  const filename = options.filename ?? DEFAULT_SOURCE_NAME;
-  const engine = options.engine ?? "auto";
-  const cache = options.cache === false ? undefined : (options.cache ?? defaultCompileCache);
-  const hit = cache?.get(source);
-  if (hit !== undefined && hit.filename === filename && hit.engine === engine) return hit.result;
+  return confirmed(compileScriptDeferred(source, options));
+}
 
-  const result = compileUncached(source, filename, engine, false) as CompileResult;
-  cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
-  return result;
+/** The final result of a compile: a deferred one confirmed now. */
+function confirmed(compiling: CompileResult | DeferredCompile): CompileResult {
+  return isDeferredCompile(compiling) ? compiling.confirm() : compiling;
 }
 
 /**
@@ -172,8 +169,8 @@ export function compileScriptDeferred(source: string, options: CompileOptions = 
   const hit = cache?.get(source);
   if (hit !== undefined && hit.filename === filename && hit.engine === engine) return hit.result;
 
-  const compiled = compileUncached(source, filename, engine, true);
-  if (!("confirm" in compiled)) {
+  const compiled = compileUncached(source, filename, engine);
+  if (!isDeferredCompile(compiled)) {
     cache?.set(source, { result: compiled, filename, engine }, compiled.ok ? compiled.code.length : 0);
     return compiled;
   }
@@ -192,7 +189,8 @@ export function isDeferredCompile<T extends object>(value: T | DeferredCompile):
   return "confirm" in value;
 }
 
-function compileUncached(source: string, filename: string, engine: "auto" | "esbuild", deferCheck: boolean): CompileResult | DeferredCompile {
+/** Every step of a compile but V8's check (see {@link checkWithV8}), which a success leaves to `confirm`. */
+function compileUncached(source: string, filename: string, engine: "auto" | "esbuild"): CompileResult | DeferredCompile {
   const hash = sha256Hex(source);
   const text = new SourceText(source);
   const body = hashbangAsComment(source);
@@ -203,7 +201,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
   let map: SourcePositionMapper;
   let usedEngine: CompileEngine;
   const stripped = engine === "auto" && !scan.needsTranspile && scan.strayCloser === undefined && withinStripperBounds(body)
-    ? stripTypes(wrapped, !deferCheck)
+    ? stripTypes(wrapped)
     : undefined;
   if (stripped !== undefined) {
     code = stripped;
@@ -223,23 +221,25 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
   }
 
   const refused = findRefusedSyntax(code, text, scan, filename);
-  if (refused !== undefined) return { ok: false, hash, error: refused };
+  if (refused !== undefined) {
+    // V8's check comes first on the fast path: stripped code V8 refuses goes to esbuild, whose
+    // verdict stands (a rare case: no reason to defer it).
+    if (usedEngine === "strip" && !v8Accepts(code)) return confirmed(compileUncached(source, filename, "esbuild"));
+    return { ok: false, hash, error: refused };
+  }
   const result: CompileSuccess = { ok: true, code, hash, map, engine: usedEngine };
-  if (deferCheck) return { result, confirm: () => checkWithV8(result, source, filename, text) };
-  // esbuild does not check everything V8 does (a regular expression's syntax, for one): what
-  // the isolate would refuse is a compile error here, positioned in the original text. (The
-  // fast path's output passed the same check already.)
-  return usedEngine === "esbuild" ? checkWithV8(result, source, filename, text) : result;
+  return { result, confirm: () => checkWithV8(result, source, filename, text) };
 }
 
 /**
  * V8's check of compiled code, the last step of a compile: the fast path's output must compile
  * (else esbuild decides, as when the stripper refuses), and esbuild's output is checked for what
- * esbuild does not check itself, a refusal being a compile error positioned in the original.
+ * esbuild does not check itself (a regular expression's syntax, for one), a refusal being a
+ * compile error positioned in the original.
  */
 function checkWithV8(result: CompileSuccess, source: string, filename: string, text: SourceText): CompileResult {
   if (result.engine === "strip") {
-    return v8Accepts(result.code) ? result : (compileUncached(source, filename, "esbuild", false) as CompileResult);
+    return v8Accepts(result.code) ? result : confirmed(compileUncached(source, filename, "esbuild"));
   }
   const refusedByV8 = v8SyntaxError(result.code, text, result.map);
   return refusedByV8 === undefined ? result : { ok: false, hash: result.hash, error: refusedByV8 };
@@ -424,7 +424,7 @@ function withinStripperBounds(source: string): boolean {
  * `undefined` when it refuses the code (syntax errors, enums, namespaces: esbuild decides)
  * or is unavailable. Its one-time ExperimentalWarning is kept off the host's stderr.
  */
-function stripTypes(wrapped: string, checkWithV8: boolean): string | undefined {
+function stripTypes(wrapped: string): string | undefined {
   if (stripper === undefined) return undefined;
   let out: string;
   try {
@@ -451,7 +451,7 @@ function stripTypes(wrapped: string, checkWithV8: boolean): string | undefined {
   if (out.length !== wrapped.length || !out.startsWith(COMPILED_SCRIPT_PREFIX) || !out.endsWith(COMPILED_SCRIPT_SUFFIX)) {
     return undefined;
   }
-  return !checkWithV8 || v8Accepts(out) ? out : undefined;
+  return out;
 }
 
 /**

@@ -22,6 +22,7 @@ describe("compileScriptDeferred (V8's check left to confirm)", () => {
       "const res = 1;\nconst res = 2;\nreturn res", // the stripper passes it, V8 refuses it: esbuild's error
       "enum E { A }\n\nconst r = /(/;\nreturn E.A", // esbuild passes it, V8 refuses it
       "\n\nconst r = /(/;\nreturn 1;",
+      'import("x");\nconst a = 1;\nconst a = 2;', // refused and refused by V8: esbuild's verdict, as before
       "return (await tools.echo({ n: 1 })).status;",
     ];
     for (const source of sources) {
