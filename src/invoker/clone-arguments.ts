@@ -16,6 +16,7 @@
  *   values in all (which also stops a shared-reference graph from expanding exponentially).
  */
 import { types } from "node:util";
+import { describeThrown } from "../kernel/index.ts";
 
 /** Deepest nesting an argument value may have. */
 export const MAX_ARGUMENT_DEPTH = 64;
@@ -190,6 +191,6 @@ export function cloneArguments(value: unknown, options: CloneArgumentsOptions = 
     return { ok: true, value: copy };
   } catch (error) {
     // Only exotic host objects can throw from descriptor reads; report rather than crash.
-    return { ok: false, reason: `arguments could not be read: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: `arguments could not be read: ${describeThrown(error)}` };
   }
 }

@@ -398,10 +398,23 @@ function cancelledBeforeRun(tool: string): InvocationResult {
   return invocationFailure("CANCELLED", `The call of "${tool}" was cancelled before it ran; the tool was not executed.`);
 }
 
+/** Never throws, whatever the tool threw (see `describeThrown`). */
 function describeToolThrow(tool: string, error: unknown): string {
-  if (error instanceof Error) return `Tool "${tool}" threw ${error.name}: ${error.message || "(no message)"}`;
   if (error === undefined) return `Tool "${tool}" threw undefined (no error message).`;
-  return `Tool "${tool}" threw a non-Error value: ${describeThrown(error)}`;
+  let isError = false;
+  try {
+    isError = error instanceof Error;
+  } catch {
+    // a proxy whose getPrototypeOf trap throws: described as a value below
+  }
+  if (!isError) return `Tool "${tool}" threw a non-Error value: ${describeThrown(error)}`;
+  try {
+    const { name, message } = error as { name: unknown; message: unknown };
+    if (typeof name === "string" && typeof message === "string") return `Tool "${tool}" threw ${name}: ${message || "(no message)"}`;
+  } catch {
+    // throwing getters: said below
+  }
+  return `Tool "${tool}" threw an Error whose name or message cannot be read.`;
 }
 
 function outcomeStatus(outcome: ExecuteOutcome): InvocationResult["status"] {

@@ -62,15 +62,37 @@ export function isChainRuntimeError(value: unknown): value is ChainRuntimeError 
   return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
-/** The message of any thrown value, for errors that must become text. */
+/**
+ * The message of any thrown value, for errors that must become text. Never throws: a value
+ * whose getters, `toJSON`, `toString` or proxy traps throw (even by rethrowing itself) is
+ * described as far as it can be read, else as "an unprintable value".
+ */
 export function describeThrown(value: unknown): string {
-  if (value instanceof Error) return value.message || value.name;
   if (typeof value === "string") return value;
+  let isError = false;
+  try {
+    isError = value instanceof Error;
+  } catch {
+    // a proxy whose getPrototypeOf trap throws: not an Error we can read
+  }
+  if (isError) {
+    try {
+      const { message, name } = value as { message: unknown; name: unknown };
+      if (typeof message === "string" && message !== "") return message;
+      return typeof name === "string" && name !== "" ? name : "Error";
+    } catch {
+      return "an Error whose message cannot be read";
+    }
+  }
   try {
     const text = JSON.stringify(value);
     if (text !== undefined) return text;
   } catch {
     // fall through: cyclic or hostile value
   }
-  return String(value);
+  try {
+    return typeof value === "bigint" ? `${value}n` : String(value);
+  } catch {
+    return "an unprintable value";
+  }
 }

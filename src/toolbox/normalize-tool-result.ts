@@ -26,6 +26,7 @@
  * @module
  */
 import type { ContentBlock, ToolExecutionResult } from "../kernel/index.ts";
+import { describeThrown } from "../kernel/index.ts";
 
 /** The outcome of {@link normalizeToolResult}. */
 export type NormalizedToolResult =
@@ -64,7 +65,7 @@ export function normalizeToolResult(value: unknown): NormalizedToolResult {
     return { ok: true, result: { content: [{ type: "text", text }], structuredContent: { value: json } } };
   } catch (error) {
     if (error instanceof NotJson) return { ok: false, reason: error.reason };
-    return { ok: false, reason: `the tool's result could not be read: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: `the tool's result could not be read: ${describeThrown(error)}` };
   }
 }
 

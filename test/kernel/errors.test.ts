@@ -44,5 +44,30 @@ describe("error catalogue", () => {
     expect(describeThrown({ a: 1 })).toBe('{"a":1}');
     expect(describeThrown(cyclic)).toBe("[object Object]");
     expect(describeThrown(undefined)).toBe("undefined");
+    expect(describeThrown(10n)).toBe("10n");
+  });
+
+  it("describes values that rethrow themselves when read or printed", () => {
+    const bad: Record<string, unknown> = {};
+    const rethrow = (): never => {
+      throw bad;
+    };
+    Object.defineProperties(bad, { toJSON: { value: rethrow }, toString: { value: rethrow } });
+    expect(describeThrown(bad)).toBe("an unprintable value");
+    const trap: object = new Proxy(
+      {},
+      {
+        get: () => {
+          throw trap;
+        },
+        getPrototypeOf: () => {
+          throw trap;
+        },
+      },
+    );
+    expect(describeThrown(trap)).toBe("an unprintable value");
+    const error = new Error("hidden");
+    Object.defineProperty(error, "message", { get: rethrow });
+    expect(describeThrown(error)).toBe("an Error whose message cannot be read");
   });
 });

@@ -164,6 +164,33 @@ export const HOSTILE_RESULTS: Readonly<Record<string, () => unknown>> = Object.f
   "to-json": () => ({ toJSON: () => ({ swapped: true }) }),
   "nan-infinity": () => ({ n: Number.NaN }),
   symbol: () => ({ s: Symbol("host") }),
+  // Values whose every way of being read or printed throws the value itself: an error report
+  // that tried to describe them would throw again, out of the invoker.
+  "self-rethrowing-getter": () => {
+    const bad: Record<string, unknown> = {};
+    const rethrow = (): never => {
+      throw bad;
+    };
+    Object.defineProperties(bad, { toJSON: { value: rethrow }, toString: { value: rethrow }, valueOf: { value: rethrow } });
+    return Object.defineProperty({}, "field", { get: rethrow, enumerable: true });
+  },
+  "self-rethrowing-proxy": () => {
+    const proxy: object = new Proxy(
+      {},
+      {
+        get: () => {
+          throw proxy;
+        },
+        ownKeys: () => {
+          throw proxy;
+        },
+        getPrototypeOf: () => {
+          throw proxy;
+        },
+      },
+    );
+    return proxy;
+  },
 });
 
 /** Options of {@link createHarness}. */

@@ -49,6 +49,38 @@ const bufferTool = defineTool({
   },
 });
 
+/** A value whose toJSON, toString and valueOf throw the value itself. */
+function selfRethrowing(): object {
+  const bad = {};
+  const rethrow = (): never => {
+    throw bad;
+  };
+  Object.defineProperties(bad, { toJSON: { value: rethrow }, toString: { value: rethrow }, valueOf: { value: rethrow } });
+  return bad;
+}
+
+const raiseTool = defineTool({
+  name: "raise",
+  description: "Throws a value that cannot be described.",
+  inputSchema: { type: "object", properties: { shape: { type: "string" } }, required: ["shape"] } as const,
+  execute: ({ shape }) => {
+    if (shape === "object") throw selfRethrowing();
+    // An Error whose name and message getters throw the error itself.
+    const error = new Error("hidden");
+    Object.defineProperty(error, "message", {
+      get: () => {
+        throw error;
+      },
+    });
+    Object.defineProperty(error, "name", {
+      get: () => {
+        throw error;
+      },
+    });
+    throw error;
+  },
+});
+
 /** Calls a tool and returns [status, code, text, structured] plus whether the secret leaked. */
 const call = (expression: string): string => `
   const r = await ${expression};
@@ -90,6 +122,30 @@ const attacks: Attack[] = [
     code: 'const r = await tools.echo({ value: { a: [1] } }); const walk = (v: any): boolean => v === null || typeof v !== "object" ? typeof v !== "function" : Object.getPrototypeOf(v) === (Array.isArray(v) ? Array.prototype : Object.prototype) && Object.values(v).every(walk); return [walk(r), Object.isFrozen(r)];',
     expected: { status: "ok", returnValue: [true, false] },
   },
+  {
+    name: "result getter throws a value that rethrows itself when described",
+    code: call('tools.emit({ kind: "self-rethrowing-getter" })'),
+    expected: {
+      status: "ok",
+      returnValue: ["error", "RESULT_INVALID", null, null, false],
+    },
+  },
+  {
+    // Awaiting the result reads its `then`, which throws: the tool's own failure.
+    name: "result is a proxy whose traps throw the proxy",
+    code: call('tools.emit({ kind: "self-rethrowing-proxy" })'),
+    expected: { status: "ok", returnValue: ["error", "TOOL_ERROR", null, null, false] },
+  },
+  {
+    name: "tool throws a value that rethrows itself when described: TOOL_ERROR, traced",
+    code: 'const r = await tools.raise({ shape: "object" }); return [r.status, r.code, r.text];',
+    expected: { status: "ok", returnValue: ["error", "TOOL_ERROR", 'Tool "raise" threw a non-Error value: an unprintable value'] },
+  },
+  {
+    name: "tool throws an Error whose name and message getters rethrow it: TOOL_ERROR, traced",
+    code: 'const r = await tools.raise({ shape: "error" }); return [r.status, r.code, r.text];',
+    expected: { status: "ok", returnValue: ["error", "TOOL_ERROR", 'Tool "raise" threw an Error whose name or message cannot be read.'] },
+  },
   { name: "pooled Buffer returned as the result", code: call('tools.buffer({ shape: "top" })'), expected: invalid },
   { name: "pooled Buffer inside structuredContent", code: call('tools.buffer({ shape: "structured" })'), expected: invalid },
   { name: "pooled Buffer inside a plain result", code: call('tools.buffer({ shape: "plain-field" })'), expected: invalid },
@@ -112,7 +168,7 @@ const attacks: Attack[] = [
 ];
 
 runAttackTable("host results", attacks, {
-  tools: [bufferTool],
+  tools: [bufferTool, raiseTool],
   after: (harness) => {
     // The refused results never stopped the chain: the trace shows them as RESULT_INVALID.
     expect(harness.ledger.violations).toEqual([]);
