@@ -82,13 +82,18 @@ for (const name of ["SharedArrayBuffer", "Atomics", "WebAssembly", "Finalization
 // Refuse them: `new ArrayBuffer(n)` (counted against the limit) keeps working, and the
 // prototype's `constructor` points at the guard too, so there is no way round it.
 const ArrayBufferIntrinsic = ArrayBuffer;
+// The options are read here once and never handed on: V8 reads `maxByteLength` from any object,
+// functions included, and would read it again (a getter can answer undefined, then 2 ** 30).
+const reflectConstruct = Reflect.construct;
 const guardedArrayBuffer: ArrayBufferConstructor = new Proxy(ArrayBufferIntrinsic, {
   construct(target, argumentsList, newTarget): object {
     const options = argumentsList[1] as { maxByteLength?: unknown } | undefined;
-    if (typeof options === "object" && options !== null && options.maxByteLength !== undefined) {
-      throw new RangeError("resizable ArrayBuffers are not available in isochain scripts; allocate a fixed-length ArrayBuffer");
+    if ((typeof options === "object" && options !== null) || typeof options === "function") {
+      if (options.maxByteLength !== undefined) {
+        throw new RangeError("resizable ArrayBuffers are not available in isochain scripts; allocate a fixed-length ArrayBuffer");
+      }
     }
-    return Reflect.construct(target, argumentsList, newTarget === guardedArrayBuffer ? target : newTarget) as object;
+    return reflectConstruct(target, [argumentsList[0]], newTarget === guardedArrayBuffer ? target : newTarget) as object;
   },
 });
 defineProperty(global, "ArrayBuffer", { value: guardedArrayBuffer, writable: true, configurable: true, enumerable: false });

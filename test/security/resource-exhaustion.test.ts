@@ -92,6 +92,19 @@ const attacks: Attack[] = [
     code: "const AB = new Uint8Array(1).buffer.constructor as any; const b = new AB(8, { maxByteLength: 2 ** 30 }); b.resize(2 ** 29); return b.byteLength;",
     expected: { status: "error", phase: "runtime", name: "RangeError", message: /resizable ArrayBuffers are not available/ },
   },
+  {
+    name: "a resizable ArrayBuffer with a function as its options",
+    code: "const o = Object.assign(function () {}, { maxByteLength: 2 ** 30 }); const b = new ArrayBuffer(0, o as any); b.resize(2 ** 29); return b.byteLength;",
+    expected: { status: "error", phase: "runtime", name: "RangeError", message: /resizable ArrayBuffers are not available/ },
+  },
+  {
+    name: "a resizable ArrayBuffer whose maxByteLength getter answers undefined first",
+    code:
+      "let reads = 0; const o = { get maxByteLength() { return reads++ === 0 ? undefined : 2 ** 30; } };" +
+      " const b = new ArrayBuffer(0, o as any); return [b.resizable, reads];",
+    // Read once by the guard, never by V8: a fixed-length buffer.
+    expected: { status: "ok", returnValue: [false, 1] },
+  },
   { name: "Map growth", code: "const m = new Map(); for (let i = 0; ; i++) m.set(i, i);", expected: CHILD_KILLED, policy: MEMORY, processOnly: PROCESS_ONLY },
   { name: "Set of objects growth", code: "const s = new Set(); for (let i = 0; ; i++) s.add({ i });", expected: CHILD_KILLED, policy: MEMORY, processOnly: PROCESS_ONLY },
   { name: "object key growth", code: "const o: Record<string, number> = {}; for (let i = 0; ; i++) o['k' + i] = i;", expected: CHILD_KILLED, policy: MEMORY, processOnly: PROCESS_ONLY },
