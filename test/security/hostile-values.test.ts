@@ -56,11 +56,26 @@ const attacks: Attack[] = [
   },
   refusedRow({ name: "own toJSON function is refused", code: spy("", "{ a: { toJSON() { return 1; } } }"), expected: refused("BRIDGE_ERROR"), check: (result) => expect(result.callTrace.map((record) => record.status)).toEqual(["error"]) }),
   {
-    name: "inherited Object.prototype.toJSON forges non-object arguments: the host refuses them",
+    name: "inherited Object.prototype.toJSON forges non-object arguments: refused, traced",
     code: 'Object.prototype.toJSON = function () { return "forged"; }; await tools.spy({ a: 1 }); return { whatever: 1 };',
     // The script's return value goes through the same toJSON: it is the script's own data.
     expected: { status: "ok", returnValue: "forged" },
-    check: (result) => expect(result.callTrace.map((record) => record.code)).toEqual(["INVALID_ARGUMENTS"]),
+    check: (result) => expect(result.callTrace.map((record) => record.code)).toEqual(["BRIDGE_ERROR"]),
+  },
+  {
+    name: "inherited Object.prototype.toJSON returning undefined: the call is refused, not a throw",
+    code:
+      "Object.prototype.toJSON = function () { return undefined; }; const r = await tools.spy({ a: 1 });" +
+      " delete (Object.prototype as any).toJSON; return [r.status, r.code, r.text];",
+    expected: {
+      status: "ok",
+      returnValue: [
+        "error",
+        "BRIDGE_ERROR",
+        "tools.spy: arguments must be one object of plain JSON data; a toJSON method on a prototype turned them into undefined.",
+      ],
+    },
+    check: (result) => expect(result.callTrace.map((record) => record.code)).toEqual(["BRIDGE_ERROR"]),
   },
   {
     name: "inherited Array.prototype.toJSON",
