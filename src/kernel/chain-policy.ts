@@ -40,17 +40,24 @@ export const DEFAULT_CHAIN_POLICY: ChainPolicy = Object.freeze({
   maxConcurrentCalls: 8,
 });
 
+/**
+ * Longest duration a policy field may set, ms: 2^31 - 1 (about 24.8 days), the longest timer
+ * Node.js can set; a longer one fires after 1 ms instead.
+ */
+export const MAX_POLICY_DURATION_MS = 2_147_483_647;
+
+/** Integer fields and their range (the upper bound, where there is one, is that of a timer). */
 const INTEGER_FIELDS = [
   ["maxToolCalls", 0],
-  ["callTimeoutMs", 1],
-  ["totalTimeoutMs", 1],
-  ["approvalTimeoutMs", 1],
+  ["callTimeoutMs", 1, MAX_POLICY_DURATION_MS],
+  ["totalTimeoutMs", 1, MAX_POLICY_DURATION_MS],
+  ["approvalTimeoutMs", 1, MAX_POLICY_DURATION_MS],
   ["maxInlineResultBytes", 0],
   ["memoryLimitMb", 8],
-  ["cpuTimeMs", 1],
+  ["cpuTimeMs", 1, MAX_POLICY_DURATION_MS],
   ["maxOutputBytes", 0],
   ["maxConcurrentCalls", 1],
-] as const satisfies readonly (readonly [keyof ChainPolicy, number])[];
+] as const satisfies readonly (readonly [keyof ChainPolicy, number, number?])[];
 
 /**
  * Merges `overrides` over {@link DEFAULT_CHAIN_POLICY}, checks every field and returns a frozen
@@ -74,12 +81,13 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
     }
   }
   const policy: ChainPolicy = { ...DEFAULT_CHAIN_POLICY, ...stripUndefined(overrides) };
-  for (const [field, min] of INTEGER_FIELDS) {
+  for (const [field, min, max] of INTEGER_FIELDS as readonly (readonly [keyof ChainPolicy, number, number?])[]) {
     const value = policy[field];
-    if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    if (typeof value !== "number" || !Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
+      const range = max === undefined ? `>= ${min}` : `from ${min} to ${max} (ms; ${max} is about 24.8 days, the longest timer Node.js can set)`;
       throw new ChainRuntimeError(
         "POLICY_INVALID",
-        `ChainPolicy.${field} must be an integer >= ${min}; got ${typeof value === "string" ? JSON.stringify(value) : String(value)}.`,
+        `ChainPolicy.${field} must be an integer ${range}; got ${typeof value === "string" ? JSON.stringify(value) : String(value)}.`,
         { details: { field, value } },
       );
     }

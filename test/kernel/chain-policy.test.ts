@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, resolveChainPolicy } from "../../src/kernel/index.ts";
+import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, MAX_POLICY_DURATION_MS, resolveChainPolicy } from "../../src/kernel/index.ts";
 
 describe("ChainPolicy", () => {
   it("has the documented defaults, frozen", () => {
@@ -37,6 +37,12 @@ describe("ChainPolicy", () => {
     expect(resolveChainPolicy(knownPolicyFields({ ...DEFAULT_CHAIN_POLICY, retiredField: 1 }))).toEqual(DEFAULT_CHAIN_POLICY);
   });
 
+  it("takes durations up to the longest timer Node.js can set", () => {
+    const longest = { callTimeoutMs: MAX_POLICY_DURATION_MS, totalTimeoutMs: MAX_POLICY_DURATION_MS, cpuTimeMs: MAX_POLICY_DURATION_MS };
+    expect(resolveChainPolicy(longest)).toMatchObject(longest);
+    expect(() => resolveChainPolicy({ totalTimeoutMs: MAX_POLICY_DURATION_MS + 1 })).toThrow(/from 1 to 2147483647/);
+  });
+
   it("ignores undefined overrides", () => {
     expect(resolveChainPolicy({ maxToolCalls: undefined as unknown as number }).maxToolCalls).toBe(50);
   });
@@ -49,6 +55,10 @@ describe("ChainPolicy", () => {
     [{ memoryLimitMb: 2 }, "memoryLimitMb"],
     [{ maxConcurrentCalls: 0 }, "maxConcurrentCalls"],
     [{ maxRiskUnapproved: "medium" as never }, "maxRiskUnapproved"],
+    // Past the longest timer Node.js can set, a timeout would fire after 1 ms.
+    [{ callTimeoutMs: 2 ** 31, approvalTimeoutMs: 1000 }, "callTimeoutMs"],
+    [{ totalTimeoutMs: Number.MAX_SAFE_INTEGER }, "totalTimeoutMs"],
+    [{ cpuTimeMs: 2 ** 31 }, "cpuTimeMs"],
   ])("refuses %j with POLICY_INVALID naming the field", (overrides, field) => {
     let thrown: unknown;
     try {
