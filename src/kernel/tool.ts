@@ -30,7 +30,12 @@ export interface ToolContext {
 export interface Tool<Args = Record<string, unknown>, Result = unknown> {
   readonly name: string;
   readonly description: string;
-  /** JSON Schema of the arguments; validated with ajv before `execute` runs. */
+  /**
+   * JSON Schema of the arguments; validated with ajv before `execute` runs, on own properties.
+   * `pattern` and `patternProperties` run in linear time (RE2), since scripts choose the text;
+   * a pattern with lookaround, backreferences, `[^]`, `\cX` or `\S` inside a class has no RE2
+   * form and runs on V8's backtracking engine: keep such patterns free of nested quantifiers.
+   */
   readonly inputSchema: ObjectJsonSchema;
   /** JSON Schema of `structuredContent`; types `structured` in the chain declarations. */
   readonly outputSchema?: JsonSchema;

@@ -35,6 +35,39 @@ describe("ToolInvoker argument gate", () => {
     expect(session.trace.map((r) => r.code)).toEqual(["INVALID_ARGUMENTS", "INVALID_ARGUMENTS"]);
   });
 
+  it("runs schema patterns in linear time: a catastrophic pattern answers at once", async () => {
+    // On V8's backtracking engine this one call holds the thread for minutes (2^30 steps).
+    const tool = echoTool("lookup", {
+      inputSchema: { type: "object", properties: { word: { type: "string", pattern: "^(a+)+$" } }, required: ["word"] },
+    });
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const hostile = await invoker.invoke({ name: "lookup", arguments: { word: `${"a".repeat(30)}!` } }, { session });
+    expect(hostile).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(hostile.text).toContain('argument "word" must match pattern "^(a+)+$"');
+    const fine = await invoker.invoke({ name: "lookup", arguments: { word: "aaaa" } }, { session });
+    expect(fine.status).toBe("ok");
+  });
+
+  it("checks own properties only: Object.prototype's members neither meet nor break a schema", async () => {
+    const tool = echoTool("named", {
+      inputSchema: {
+        type: "object",
+        properties: { constructor: { type: "string" }, toString: { type: "boolean" }, valueOf: { type: "number" } },
+        required: ["valueOf"],
+      },
+    });
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const missing = await invoker.invoke({ name: "named", arguments: {} }, { session });
+    expect(missing).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    expect(missing.text).toContain('argument "valueOf" is required');
+    expect(missing.text).not.toContain("constructor");
+    const given = await invoker.invoke({ name: "named", arguments: { valueOf: 1 } }, { session });
+    expect(given.status).toBe("ok");
+    expect(tool.calls).toHaveLength(1);
+  });
+
   it("compiles each tool's schema once", async () => {
     let reads = 0;
     const tool = echoTool("counted");

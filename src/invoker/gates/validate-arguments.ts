@@ -2,6 +2,7 @@ import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
 import { isArtifactArgument, type InvocationFailure, type Tool } from "../../kernel/index.ts";
 import { containsArtifactArgument } from "../contains-artifact-argument.ts";
 import { invocationFailure } from "../invocation-failure.ts";
+import { linearRegExp } from "./linear-regexp.ts";
 
 const Ajv = AjvModule.default;
 
@@ -13,7 +14,8 @@ type CompiledSchema = { readonly validate: ValidateFunction | null } | { readonl
 
 /**
  * Gate 4b, validation: checks the argument copy against the tool's `inputSchema` with ajv
- * (`allErrors`, non-strict so vendor keywords and unknown formats pass). Each tool's schema is
+ * (`allErrors`, non-strict so vendor keywords and unknown formats pass; own properties only;
+ * patterns in linear time where RE2 can express them). Each tool's schema is
  * compiled once and cached by tool object. A failure is `INVALID_ARGUMENTS` whose text names the
  * field and why, e.g. `argument "limit" must be integer`. A tool whose schema does not compile
  * gives `NOT_CALLABLE` (cached too), never a crash.
@@ -25,7 +27,17 @@ type CompiledSchema = { readonly validate: ValidateFunction | null } | { readonl
  * which the invoker runs on the resolved arguments when there were refs.
  */
 export class ArgumentValidator {
-  readonly #ajv = new Ajv({ allErrors: true, strict: false, logger: false, validateSchema: true });
+  readonly #ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    logger: false,
+    validateSchema: true,
+    // Patterns test script-chosen text on the host's thread: linear time (see linear-regexp.ts).
+    code: { regExp: linearRegExp },
+    // `required: ["valueOf"]` must not be met by Object.prototype, nor an optional "constructor"
+    // property be checked against the inherited function.
+    ownProperties: true,
+  });
   readonly #compiled = new WeakMap<object, CompiledSchema>();
 
   /** `undefined` when `args` is valid for `tool`, else the failure to return. */
