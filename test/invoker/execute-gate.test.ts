@@ -31,6 +31,21 @@ describe("ToolInvoker execute gate", () => {
     expect(result).toMatchObject({ status: "error", code: "TIMEOUT" });
   });
 
+  it("records what a tool returned when its promise settled before the caller's signal fired", async () => {
+    // The process driver reads a chain's calls and its end in one chunk: the tool has finished
+    // (its promise resolved) when the end aborts the caller's signal, before any microtask ran.
+    const controller = new AbortController();
+    const tool = localTool("send", () => {
+      queueMicrotask(() => controller.abort(new Error("the chain ended")));
+      return Promise.resolve({ sent: true });
+    });
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "send", arguments: {} }, { session, ctx: { signal: controller.signal } });
+    expect(result).toMatchObject({ status: "ok", structured: { sent: true } });
+    expect(session.trace[0]).toMatchObject({ status: "ok" });
+  });
+
   it("cancels a running call when the caller's signal fires", async () => {
     let seen: ToolContext | undefined;
     const started = deferred();

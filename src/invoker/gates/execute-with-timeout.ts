@@ -62,18 +62,36 @@ export function executeWithTimeout(input: ExecuteInput): ExecuteOutcome | Promis
 
 const CANCELLED: ExecuteOutcome = Object.freeze({ kind: "cancelled" });
 
-async function race(value: PromiseLike<unknown>, scope: CallAbortScope): Promise<ExecuteOutcome> {
+/**
+ * The tool's settlement or the scope's abort, whichever came first. Both are watched with
+ * reactions registered directly (no `await` or `Promise.race` hops in between), so the order of
+ * the two reactions is the order of the events: a tool whose promise settled before the chain
+ * ended (its result already in hand, a fire-and-forget call whose end frame arrived in the same
+ * read) is recorded as what it returned, never as cancelled.
+ */
+function race(value: PromiseLike<unknown>, scope: CallAbortScope): Promise<ExecuteOutcome> {
+  const { promise, resolve } = Promise.withResolvers<ExecuteOutcome>();
+  let decided = false;
+  const decide = (outcome: ExecuteOutcome): void => {
+    if (decided) return;
+    decided = true;
+    scope.dispose();
+    resolve(outcome);
+  };
   try {
     scope.arm();
-    const winner = await Promise.race([settle(value), scope.aborted]);
-    if (typeof winner !== "string") {
-      if (winner.kind === "threw" && scope.isAborted) return abortedOutcome(scope);
-      return winner;
-    }
-    return abortedOutcome(scope);
-  } finally {
-    scope.dispose();
+    // A native promise is watched as it is; a foreign thenable through Promise.resolve (which
+    // calls its `then` in a later microtask, as `await` would).
+    const watched = value instanceof Promise ? value : Promise.resolve(value);
+    watched.then(
+      (result: unknown) => decide({ kind: "returned", value: result }),
+      (error: unknown) => decide(scope.isAborted ? abortedOutcome(scope) : { kind: "threw", error }),
+    );
+    scope.aborted.then(() => decide(abortedOutcome(scope)));
+  } catch (error) {
+    decide({ kind: "threw", error });
   }
+  return promise;
 }
 
 function abortedOutcome(scope: CallAbortScope): ExecuteOutcome {
@@ -83,12 +101,4 @@ function abortedOutcome(scope: CallAbortScope): ExecuteOutcome {
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   if (value instanceof Promise) return true;
   return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { then?: unknown }).then === "function";
-}
-
-async function settle(pending: PromiseLike<unknown>): Promise<ExecuteOutcome> {
-  try {
-    return { kind: "returned", value: await pending };
-  } catch (error) {
-    return { kind: "threw", error };
-  }
 }
