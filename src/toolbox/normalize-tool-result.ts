@@ -59,7 +59,7 @@ export function normalizeToolResult(value: unknown): NormalizedToolResult {
     }
     if (typeof value === "string") return { ok: true, result: { content: [{ type: "text", text: value }] } };
     if (isResultShape(value)) return { ok: true, result: checkResultShape(value) };
-    const json = toJson(value, new JsonPath("$"), new Set());
+    const json = toJson(value, new JsonPath("$"), new Walk());
     const text = JSON.stringify(json);
     if (isJsonObject(json)) return { ok: true, result: { content: [{ type: "text", text }], structuredContent: json }, structuredJson: text };
     return { ok: true, result: { content: [{ type: "text", text }], structuredContent: { value: json } } };
@@ -79,13 +79,14 @@ function isResultShape(value: unknown): value is Record<string, unknown> {
 }
 
 function checkResultShape(value: Record<string, unknown>): ToolExecutionResult {
+  new Walk().spend((value.content as unknown[]).length, new JsonPath("$.content"));
   const content = (value.content as unknown[]).map((block, index) => checkBlock(block, `content[${index}]`));
   if (value.isError !== undefined && typeof value.isError !== "boolean") {
     throw new NotJson(`isError must be a boolean; got ${typeof value.isError}.`);
   }
   let structuredContent: Record<string, unknown> | undefined;
   if (value.structuredContent !== undefined) {
-    const json = toJson(value.structuredContent, new JsonPath("$.structuredContent"), new Set());
+    const json = toJson(value.structuredContent, new JsonPath("$.structuredContent"), new Walk());
     if (!isJsonObject(json)) throw new NotJson("structuredContent must be a JSON object (not an array or primitive).");
     structuredContent = json;
   }
@@ -116,6 +117,30 @@ function checkBlock(block: unknown, path: string): ContentBlock {
   }
 }
 
+/**
+ * Most values (array items and object fields, at every level) one result may hold: ten million,
+ * far above any result a blob store would keep and far below what the host's heap can copy
+ * (a sparse array of length 2^32 - 1 used to be walked slot by slot until V8 aborted).
+ */
+export const MAX_RESULT_VALUES = 10_000_000;
+
+/** The state of one {@link toJson} walk: the objects above the current one and the values left. */
+class Walk {
+  readonly ancestors = new Set<object>();
+  #left = MAX_RESULT_VALUES;
+
+  /** Counts `count` more values, or throws {@link NotJson} past {@link MAX_RESULT_VALUES}. */
+  spend(count: number, path: JsonPath): void {
+    this.#left -= count;
+    if (this.#left < 0) {
+      throw new NotJson(
+        `${path.toString()} takes the result past ${MAX_RESULT_VALUES} values (array items and object fields in all); ` +
+          "return less data, or write it to a file or blob and return a reference.",
+      );
+    }
+  }
+}
+
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /**
@@ -143,7 +168,7 @@ class JsonPath {
  * A plain-JSON copy of `value`, or a {@link NotJson} naming the first offending path. A throw
  * ends the whole walk, so `path` is not unwound on the way out.
  */
-function toJson(value: unknown, path: JsonPath, ancestors: Set<object>): unknown {
+function toJson(value: unknown, path: JsonPath, walk: Walk): unknown {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -164,31 +189,37 @@ function toJson(value: unknown, path: JsonPath, ancestors: Set<object>): unknown
   }
   if (value === null) return null;
   const obj = value as object;
+  const ancestors = walk.ancestors;
   if (ancestors.has(obj)) throw new NotJson(`${path.toString()} refers back to one of its parents (a cycle); JSON cannot hold it.`);
   const kind = nonJsonKind(obj);
   if (kind !== undefined) {
     throw new NotJson(`${path.toString()} is a ${kind}; ${kind === "Promise" ? "did the tool forget an await?" : "convert it to plain objects or arrays."}`);
   }
   const toJSON = (obj as { toJSON?: unknown }).toJSON;
-  if (typeof toJSON === "function") return toJson(toJSON.call(obj, ""), path, ancestors);
+  if (typeof toJSON === "function") return toJson(toJSON.call(obj, ""), path, walk);
   ancestors.add(obj);
   const parts = path.parts;
   if (Array.isArray(obj)) {
-    const out: unknown[] = new Array<unknown>(obj.length);
-    for (let index = 0; index < obj.length; index++) {
+    const length = obj.length;
+    // Checked before the copy is allocated: `rows.length = 2 ** 32 - 1` is one property.
+    walk.spend(length, path);
+    const out: unknown[] = new Array<unknown>(length);
+    for (let index = 0; index < length; index++) {
       parts.push(index);
-      out[index] = toJson(obj[index], path, ancestors);
+      out[index] = toJson(obj[index], path, walk);
       parts.pop();
     }
     ancestors.delete(obj);
     return out;
   }
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(obj)) {
+  const keys = Object.keys(obj);
+  walk.spend(keys.length, path);
+  for (const key of keys) {
     const field = (obj as Record<string, unknown>)[key];
     if (field === undefined) continue;
     parts.push(key);
-    const item = toJson(field, path, ancestors);
+    const item = toJson(field, path, walk);
     parts.pop();
     // An own "__proto__" key must stay data: assignment would swap the copy's prototype.
     if (key === "__proto__") Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });

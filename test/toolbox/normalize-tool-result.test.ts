@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizeToolResult } from "../../src/toolbox/normalize-tool-result.ts";
+import { MAX_RESULT_VALUES, normalizeToolResult } from "../../src/toolbox/normalize-tool-result.ts";
 
 function ok(value: unknown) {
   const normalized = normalizeToolResult(value);
@@ -106,6 +106,22 @@ describe("normalizeToolResult", () => {
     expect(Object.getPrototypeOf(structured)).toBe(Object.prototype);
     expect(Object.keys(structured)).toEqual(["__proto__", "a"]);
     expect((structured as { polluted?: unknown }).polluted).toBeUndefined();
+  });
+
+  it("refuses a result past MAX_RESULT_VALUES before copying it (a sparse array of length 2^32 - 1)", () => {
+    const rows: unknown[] = [];
+    rows.length = 2 ** 32 - 1;
+    expect(reason({ rows })).toMatch(/\$\.rows takes the result past 10000000 values/);
+    expect(reason({ content: rows })).toMatch(/\$\.content takes the result past/);
+    expect(reason({ content: [{ type: "text", text: "x" }], structuredContent: { rows } })).toMatch(/\$\.structuredContent\.rows takes/);
+    // Counted over the whole tree, not per array.
+    const wide = Array.from({ length: 11 }, () => new Array<number>(MAX_RESULT_VALUES / 10).fill(0));
+    expect(reason({ wide })).toMatch(/takes the result past/);
+  });
+
+  it("keeps a large result under the bound", () => {
+    const rows = new Array<number>(100_000).fill(1);
+    expect((ok({ rows }).structuredContent as { rows: number[] }).rows).toHaveLength(100_000);
   });
 
   it("never throws, even on hostile getters", () => {
