@@ -193,8 +193,32 @@ export function isDeferredCompile<T extends object>(value: T | DeferredCompile):
 function compileUncached(source: string, filename: string, engine: "auto" | "esbuild"): CompileResult | DeferredCompile {
   const hash = sha256Hex(source);
   const text = new SourceText(source);
+  if (source.length > MAX_SCRIPT_CHARS) {
+    return {
+      ok: false,
+      hash,
+      error: text.error(
+        "CompileError",
+        `The script is ${source.length} characters long; scripts are compiled up to ${MAX_SCRIPT_CHARS}. ` +
+          "Keep the script to the logic and pass data through tools (a large value as an artifact).",
+        undefined,
+      ),
+    };
+  }
   const body = hashbangAsComment(source);
   const scan = scanScript(body);
+  if (scan.maxNesting > MAX_SCRIPT_NESTING) {
+    return {
+      ok: false,
+      hash,
+      error: text.error(
+        "CompileError",
+        `The script nests blocks and functions ${scan.maxNesting} deep (here, at the deepest point; arrow functions ` +
+          `inside arrow functions count too), more than the ${MAX_SCRIPT_NESTING} compiled; flatten this expression.`,
+        scan.maxNestingAt,
+      ),
+    };
+  }
   const wrapped = wrapScriptBody(body);
 
   let code: string | undefined;
@@ -388,6 +412,20 @@ let stripWarningSilenced = false;
 
 /** Longest source the fast path takes (see {@link withinStripperBounds}). */
 const STRIPPER_MAX_CHARS = 6 * 1024;
+/**
+ * Longest script compiled, UTF-16 units (2 Mi): far beyond what a model writes in one tool call
+ * (its output is a few hundred KB at most), and a bound on the host's compile time and memory
+ * (a 30 MB script took 24 s and 2.7 GB of host memory in esbuild and V8, outside every limit).
+ */
+export const MAX_SCRIPT_CHARS = 2_097_152;
+
+/**
+ * Deepest nesting of blocks and functions compiled (see `ScriptScan.maxNesting`). esbuild's time
+ * grows with the cube of function nesting (1 000 nested arrows: 2 s on the host's thread; 3 000:
+ * 55 s), and V8 cannot compile 1 000 anyway; 256 costs esbuild tens of ms at worst.
+ */
+export const MAX_SCRIPT_NESTING = 256;
+
 /** Deepest nesting of brackets, `${` and arrows the fast path takes. */
 const STRIPPER_MAX_NESTING = 256;
 

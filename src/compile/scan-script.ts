@@ -32,7 +32,20 @@ export interface ScriptScan {
   readonly unclosedOpener?: number;
   /** Decorators (`@`) or `accessor` fields: syntax only esbuild may lower for V8. */
   readonly needsTranspile: boolean;
+  /**
+   * Deepest nesting of scopes seen: open `{` (blocks, function bodies, objects, `${`) plus
+   * arrows with an expression body still open around the point (`a => b => c` is 2 deep). An
+   * estimate from above: an expression-bodied arrow counts until a `,` or `;` at its level, its
+   * enclosing bracket closing, or a line break where automatic semicolon insertion ends the
+   * statement. Compilers' time grows faster than linearly with it.
+   */
+  readonly maxNesting: number;
+  /** Where {@link maxNesting} was first reached. */
+  readonly maxNestingAt: number;
 }
+
+/** Tokens that continue an expression after a line break (so no semicolon is inserted before them). */
+const CONTINUING_WORDS = new Set(["in", "instanceof", "as", "satisfies", "of"]);
 
 const KEYWORDS_BEFORE_EXPRESSION = new Set([
   "return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do", "else",
@@ -56,6 +69,8 @@ interface Opener {
   readonly tag: number;
   /** For call candidates: offset of the callee. */
   readonly callee: number;
+  /** Expression-bodied arrows open at this level (see `ScriptScan.maxNesting`). */
+  arrows?: number;
 }
 
 /** Scans `text`; linear in its length, never throws. See {@link ScriptScan}. */
@@ -75,6 +90,33 @@ export function scanScript(text: string): ScriptScan {
   let declaresRequire = false;
   let strayCloser: number | undefined;
   let needsTranspile = false;
+  // Nesting (see ScriptScan.maxNesting): open braces, arrows open at the top level, arrows in all.
+  let braces = 0;
+  let rootArrows = 0;
+  let openArrows = 0;
+  let maxNesting = 0;
+  let maxNestingAt = 0;
+  const noteNesting = (at: number): void => {
+    if (braces + openArrows > maxNesting) {
+      maxNesting = braces + openArrows;
+      maxNestingAt = at;
+    }
+  };
+  /** Closes the expression-bodied arrows of the innermost level: its expression ended. */
+  const endArrows = (): void => {
+    const top = stack[stack.length - 1];
+    if (top === undefined) {
+      openArrows -= rootArrows;
+      rootArrows = 0;
+    } else if (top.arrows !== undefined) {
+      openArrows -= top.arrows;
+      top.arrows = 0;
+    }
+  };
+  /** A token that cannot continue an expression after a line break ends the statement before it. */
+  const asiBefore = (continues: boolean): void => {
+    if (newlineSincePrevious && !continues && (previous === "value" || previous === "brace")) endArrows();
+  };
 
   const regexAllowed = (): boolean =>
     previous === "start" || previous === "operator" || (previous === "brace" && newlineSincePrevious);
@@ -116,6 +158,8 @@ export function scanScript(text: string): ScriptScan {
         return at + 1;
       } else if (code === 0x24 /* $ */ && text.charCodeAt(at + 1) === 0x7b /* { */) {
         stack.push({ char: "{", at: at + 1, tag: TAG_TEMPLATE, callee: -1 });
+        braces++;
+        noteNesting(at);
         setPrevious("operator", "${");
         return at + 2;
       } else {
@@ -159,6 +203,7 @@ export function scanScript(text: string): ScriptScan {
 
     // Strings.
     if (code === 0x22 || code === 0x27) {
+      asiBefore(false);
       index += 1;
       while (index < length) {
         const inner = text.charCodeAt(index);
@@ -215,6 +260,7 @@ export function scanScript(text: string): ScriptScan {
         }
       }
       const word = text.slice(start, index);
+      asiBefore(CONTINUING_WORDS.has(word));
       const afterDot = previousText === "." || previousText === "?.";
       if (!afterDot) {
         if (word === "import") {
@@ -258,6 +304,7 @@ export function scanScript(text: string): ScriptScan {
 
     // Numbers.
     if (isDigit(code) || (code === 0x2e && isDigit(text.charCodeAt(index + 1)))) {
+      asiBefore(false);
       const hex = code === 0x30 && /[xXoObB]/u.test(text[index + 1] ?? "");
       index += 1;
       while (index < length) {
@@ -278,6 +325,10 @@ export function scanScript(text: string): ScriptScan {
     if (code === 0x28 || code === 0x5b || code === 0x7b) {
       const char = text[index] ?? "";
       stack.push({ char, at: index, tag: code === 0x28 ? tag : TAG_NONE, callee: code === 0x28 ? callee : -1 });
+      if (code === 0x7b) {
+        braces++;
+        noteNesting(index);
+      }
       setPrevious("operator", char);
       index += 1;
       continue;
@@ -293,6 +344,8 @@ export function scanScript(text: string): ScriptScan {
         continue;
       }
       stack.pop();
+      if (top.char === "{") braces--;
+      openArrows -= top.arrows ?? 0;
       index += 1;
       if (top.tag === TAG_TEMPLATE) {
         index = scanTemplate(index);
@@ -320,6 +373,20 @@ export function scanScript(text: string): ScriptScan {
       continue;
     }
     const next = text.charCodeAt(index + 1);
+    if (code === 0x3d && next === 0x3e) {
+      // `=>`: an expression body stays open around what follows (a block body is a `{`).
+      if (text.charCodeAt(nextSignificant(index + 2)) !== 0x7b) {
+        const top = stack[stack.length - 1];
+        if (top === undefined) rootArrows++;
+        else top.arrows = (top.arrows ?? 0) + 1;
+        openArrows++;
+        noteNesting(index);
+      }
+      setPrevious("operator", "=>");
+      index += 2;
+      continue;
+    }
+    if (code === 0x2c || code === 0x3b) endArrows();
     if (code === 0x2e && next === 0x2e && text.charCodeAt(index + 2) === 0x2e) {
       setPrevious("operator", "...");
       index += 3;
@@ -345,6 +412,8 @@ export function scanScript(text: string): ScriptScan {
     ...(strayCloser === undefined ? {} : { strayCloser }),
     ...(open === undefined ? {} : { unclosedOpener: open.at }),
     needsTranspile,
+    maxNesting,
+    maxNestingAt,
   };
 }
 

@@ -4,6 +4,8 @@ import {
   COMPILED_SCRIPT_SUFFIX,
   CompileCache,
   compileScript,
+  MAX_SCRIPT_CHARS,
+  MAX_SCRIPT_NESTING,
   MODULE_SYNTAX_MESSAGE,
 } from "../../src/compile/index.ts";
 import type { CachedCompile, CompileError, CompileResult } from "../../src/compile/index.ts";
@@ -45,6 +47,38 @@ describe("compileScript: output contract", () => {
   it.each(ENGINES)("says a script nests too deeply instead of passing on a stack overflow (%s)", (engine) => {
     const error = compileError(`return ${"[".repeat(20_000)}${"]".repeat(20_000)};`, engine);
     expect(error).toMatchObject({ name: "CompileError", message: expect.stringContaining("nests too deeply") });
+  });
+
+  it.each(ENGINES)("refuses functions nested past MAX_SCRIPT_NESTING before any compiler sees them (%s)", (engine) => {
+    // esbuild's time grows with the cube of this depth: 3 000 nested arrows held the host's thread 55 s.
+    const deep = [
+      `const f = ${"a => ".repeat(3_000)}1;\nreturn 1;`,
+      `const f = ${"a =>\n".repeat(3_000)}1;\nreturn 1;`,
+      `const f = ${"function () { return ".repeat(3_000)}1${" }".repeat(3_000)};\nreturn 1;`,
+      `const f = ${'a => ")" + ('.repeat(3_000)}1${")".repeat(3_000)};\nreturn 1;`,
+    ];
+    for (const source of deep) {
+      const error = compileError(source, engine);
+      expect(error).toMatchObject({ name: "CompileError", message: expect.stringContaining(`more than the ${MAX_SCRIPT_NESTING} compiled`) });
+    }
+    // Placed at the deepest point: the 300th arrow.
+    expect(compileError(`const f = ${"a => ".repeat(300)}1;`, engine)).toMatchObject({ line: 1, column: 11 + 299 * 5 + 2 });
+    expect(compileError(`const f = ${"a =>\n".repeat(300)}1;`, engine)).toMatchObject({ line: 300, column: 3 });
+  });
+
+  it.each(ENGINES)("compiles many functions side by side, in any statement style (%s)", async (engine) => {
+    const asi = Array.from({ length: 600 }, (_, i) => `const f${i} = (x: number) => x + ${i}`).join("\n");
+    expect(await runCompiled(compileOk(`${asi}\nreturn f599(1)`, { engine }).code)).toBe(600);
+    const list = `const fs = [${Array.from({ length: 600 }, (_, i) => `(x: number) => x + ${i}`).join(", ")}];\nreturn fs.length`;
+    expect(await runCompiled(compileOk(list, { engine }).code)).toBe(600);
+    const nested = `const f = ${"(a: number) => ".repeat(MAX_SCRIPT_NESTING)}1;\nreturn 2`;
+    expect(await runCompiled(compileOk(nested, { engine }).code)).toBe(2);
+  });
+
+  it("refuses a script longer than MAX_SCRIPT_CHARS", () => {
+    const error = compileError(`return 1;${" ".repeat(MAX_SCRIPT_CHARS)}`);
+    expect(error.name).toBe("CompileError");
+    expect(error.message).toContain(`${MAX_SCRIPT_CHARS + 9} characters long`);
   });
 
   it("keeps deeply nested or long scripts away from the type stripper, which one of them would break for the process", () => {

@@ -2,6 +2,24 @@ import { describe, expect, it } from "vitest";
 import { scanScript } from "../../src/compile/index.ts";
 
 describe("scanScript", () => {
+  it("estimates how deep blocks and functions nest", () => {
+    expect(scanScript("return 1").maxNesting).toBe(0);
+    expect(scanScript("const f = a => b => c => 1;").maxNesting).toBe(3);
+    expect(scanScript("const f = (a) => { return (b) => { return 1; }; };").maxNesting).toBe(2);
+    // An expression body ends at a comma, a semicolon, its bracket, or a line where ASI ends the statement.
+    expect(scanScript("const fs = [a => a, b => b, c => c];").maxNesting).toBe(1);
+    expect(scanScript("const f = a => a\nconst g = b => b\nconst h = c => c").maxNesting).toBe(1);
+    expect(scanScript("xs.map(a => a + 1)\n.map(b => b)\n.map(c => c)").maxNesting).toBe(1);
+    // …but not where the expression goes on, or in strings and comments.
+    expect(scanScript("const f = a =>\nb =>\nc => 1").maxNesting).toBe(3);
+    expect(scanScript('const f = a => ")" + (b => ")" + (c => 1));').maxNesting).toBe(3);
+    expect(scanScript("const f = a => /* ; */ b => // ,\n c => 1").maxNesting).toBe(3);
+    expect(scanScript("const s = `${`${1}`}`;").maxNesting).toBe(2);
+    const deep = scanScript(`const f = ${"a => ".repeat(300)}1;`);
+    expect(deep.maxNesting).toBe(300);
+    expect(deep.maxNestingAt).toBe(10 + 299 * 5 + 2);
+  });
+
   it("finds module syntax, import() and require() in code", () => {
     expect(scanScript("a();\nimport x from 'y'").moduleSyntax).toBe(5);
     expect(scanScript("export { a }").moduleSyntax).toBe(0);
@@ -20,7 +38,8 @@ describe("scanScript", () => {
       "o.require(6); o?.import(7); o.export;",
       "const m = { require(x) { return x }, import(): number { return 1 }, export: 1 };",
     ].join("\n"));
-    expect(scan).toEqual({ declaresRequire: false, needsTranspile: false });
+    expect(scan).toMatchObject({ declaresRequire: false, needsTranspile: false });
+    expect(Object.keys(scan).sort()).toEqual(["declaresRequire", "maxNesting", "maxNestingAt", "needsTranspile"]);
   });
 
   it("reads regexes after keywords, conditions and line-leading braces, division after values", () => {
