@@ -11,6 +11,7 @@ import type ivm from "isolated-vm";
 import { BRIDGE_GLOBALS, BRIDGE_OP, OUTPUT_TRUNCATED_MARKER, type LogLevel } from "../src/bridge/protocol.ts";
 import { toWireResult, type WireResult } from "../src/bridge/wire-result.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
+import { boundStack, clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../src/kernel/bound-error-text.ts";
 import { boundLogLine } from "./output-cap.ts";
 import type { SandboxError, SandboxLimits, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
 
@@ -225,11 +226,13 @@ export function callFromFrame(
 /** The outcome a `done` frame carries: `a` the return value's JSON, or `b`/`c`/`d` an error's name, message, stack. */
 export function settledFromDone(a: FrameField, b: FrameField, c: FrameField, d: FrameField): Settled {
   if (typeof b === "string") {
+    // A script can throw { name, message, stack } of any size: cut here, where the runner first
+    // holds them (the sandbox child would otherwise have to send them whole; see bound-error-text.ts).
     const error: SandboxError = {
       phase: "runtime",
-      name: b,
-      message: typeof c === "string" ? c : "",
-      ...(typeof d === "string" ? { stack: d } : {}),
+      name: clipText(b, MAX_ERROR_NAME_CHARS),
+      message: typeof c === "string" ? clipText(c, MAX_ERROR_MESSAGE_CHARS) : "",
+      ...(typeof d === "string" ? { stack: boundStack(d) } : {}),
     };
     return { status: "error", error };
   }

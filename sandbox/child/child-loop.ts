@@ -126,12 +126,33 @@ export class ChildLoop {
       outcome = await this.#execute(pool, active, message);
       this.#active = undefined;
     }
-    this.#channel.send({ kind: PROCESS_MESSAGE_KIND.outcome, outcome });
+    this.#sendOutcome(outcome);
     // Written now: preparing the next context below takes this thread for ~1 ms.
     this.#channel.flush();
     // Tell the host when the next context is ready, so it can prefer a child that has one.
     await pool?.warm();
     this.#channel.send({ kind: PROCESS_MESSAGE_KIND.ready });
+  }
+
+  /**
+   * Sends a run's outcome. One the pipe cannot carry (a return value near `MAX_FRAME_BYTES`) is
+   * replaced by an error outcome that says so: a throw here would end the child.
+   */
+  #sendOutcome(outcome: SandboxRunOutcome): void {
+    try {
+      this.#channel.send({ kind: PROCESS_MESSAGE_KIND.outcome, outcome });
+      return;
+    } catch (error) {
+      const { wallMs, cpuMs, heapBytes } = outcome;
+      const size = outcome.returnJson === undefined ? "" : ` (the return value is ${Buffer.byteLength(outcome.returnJson)} bytes of JSON)`;
+      const message =
+        `the run's outcome is too large for the sandbox pipe${size}: ${describeThrown(error)} ` +
+        "Return less: keep large data in a tool's artifact and return its reference.";
+      this.#channel.send({
+        kind: PROCESS_MESSAGE_KIND.outcome,
+        outcome: { status: "error", error: { phase: "runtime", name: "RangeError", message }, wallMs, cpuMs, heapBytes },
+      });
+    }
   }
 
   async #execute(pool: IsolatePool, active: ActiveRun, message: ChainRunMessage): Promise<SandboxRunOutcome> {

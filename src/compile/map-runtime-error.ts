@@ -1,4 +1,5 @@
 import type { ChainError } from "../kernel/index.ts";
+import { boundStack, clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../kernel/bound-error-text.ts";
 import { suggestNames } from "../kernel/suggest-names.ts";
 import { codeFrame } from "./code-frame.ts";
 import type { SourcePositionMapper } from "./source-position-mapper.ts";
@@ -26,14 +27,7 @@ export interface MapRuntimeErrorOptions {
   readonly toolNames?: readonly string[];
 }
 
-/** Longest error name kept, characters; the rest is cut with a marker. */
-export const MAX_ERROR_NAME_CHARS = 200;
-/** Longest error message kept, characters; the rest is cut with a marker. */
-export const MAX_ERROR_MESSAGE_CHARS = 4096;
-/** Stack lines read (and mapped); later lines are replaced by one marker line. */
-export const MAX_STACK_LINES = 100;
-/** Longest stack line kept, characters. */
-export const MAX_STACK_LINE_CHARS = 1000;
+export { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS, MAX_STACK_LINE_CHARS, MAX_STACK_LINES } from "../kernel/bound-error-text.ts";
 
 /**
  * Turns a sandbox fault into a {@link ChainError} about the original script: the stack is
@@ -48,11 +42,11 @@ export const MAX_STACK_LINE_CHARS = 1000;
  * mapped, nor flood the model's context through the run summary.
  */
 export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErrorOptions): ChainError {
-  const name = clip(fault.name, MAX_ERROR_NAME_CHARS);
+  const name = clipText(fault.name, MAX_ERROR_NAME_CHARS);
   const base = {
     phase: fault.phase,
     name,
-    message: withHint(name, clip(fault.message, MAX_ERROR_MESSAGE_CHARS), options.toolNames),
+    message: withHint(name, clipText(fault.message, MAX_ERROR_MESSAGE_CHARS), options.toolNames),
   };
   if (fault.stack === undefined) return base;
   const bounded = boundStack(fault.stack);
@@ -66,34 +60,6 @@ export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErr
     column: position.column,
     codeFrame: codeFrame(options.source, position.line, position.column),
   };
-}
-
-function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let head = text.slice(0, max);
-  const last = head.charCodeAt(head.length - 1);
-  if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1); // never half a surrogate pair
-  return `${head}… [${text.length - head.length} more characters]`;
-}
-
-/** The first {@link MAX_STACK_LINES} lines of `stack`, each clipped; never splits the whole text. */
-function boundStack(stack: string): string {
-  if (stack.length <= MAX_STACK_LINE_CHARS && stack.indexOf("\n") < 0) return stack;
-  const lines: string[] = [];
-  let start = 0;
-  while (start <= stack.length && lines.length < MAX_STACK_LINES) {
-    let end = stack.indexOf("\n", start);
-    if (end < 0) end = stack.length;
-    const length = end - start;
-    lines.push(
-      length <= MAX_STACK_LINE_CHARS
-        ? stack.slice(start, end)
-        : `${stack.slice(start, start + MAX_STACK_LINE_CHARS)}… [${length - MAX_STACK_LINE_CHARS} more characters]`,
-    );
-    start = end + 1;
-  }
-  if (start < stack.length) lines.push(`    … [stack cut: ${stack.length - start} more characters]`);
-  return lines.join("\n");
 }
 
 const NO_TIMERS = "isochain scripts have no timers: await each tool call (`await tools.name({...})`); there is no way to sleep";

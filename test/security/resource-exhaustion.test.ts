@@ -113,6 +113,32 @@ const attacks: Attack[] = [
   { name: "deep recursion inside a tool-result continuation", code: "const r = await tools.echo({ value: 1 }); const f = (n: number): number => f(n + 1) + 1; return f(r.structured.value);", expected: { status: "error", phase: "runtime", name: "RangeError", message: /call stack/ } },
   { name: "deeply nested JSON.parse returned", code: 'return JSON.parse("[".repeat(1e5) + "]".repeat(1e5));', policy: MEMORY, expected: { status: "error", phase: "runtime", name: "TypeError", message: /nested deeper than 200/ } },
   { name: "deeply nested value logged", code: 'let v: any = 1; for (let i = 0; i < 1e5; i++) v = [v]; console.log(v); return "logged";', expected: { status: "ok", returnValue: "logged" } },
+  // What a run hands back
+  {
+    name: "a 65 MiB return value",
+    code: 'return "x".repeat(65 * 1024 * 1024);',
+    policy: { ...MEMORY, memoryLimitMb: 512 },
+    // In-process it is stored as an artifact; the process driver's pipe carries up to 64 MiB, so
+    // the child says so (it used to die on the oversized message).
+    expected: { status: ["ok", "error"], phase: "runtime", name: "RangeError" },
+    check: (r) => {
+      if (r.status === "ok") expect(r.returnArtifactRef).toMatch(/^sha256:/);
+      else expect(r.error).toMatchObject({ phase: "runtime", name: "RangeError", message: expect.stringMatching(/too large for the sandbox pipe/) });
+    },
+  },
+  {
+    name: "a thrown error of 140 MB (name, message and stack)",
+    code:
+      'const e = new Error(); Object.defineProperties(e, { name: { value: "n".repeat(40 * 2 ** 20) }, message: { value: "m".repeat(30 * 2 ** 20) },' +
+      ' stack: { value: "s".repeat(70 * 2 ** 20) } }); throw e;',
+    policy: { ...MEMORY, memoryLimitMb: 512 },
+    // Cut where the runner first holds them, with the original lengths in the markers.
+    expected: { status: "error", phase: "runtime", name: `${"n".repeat(200)}… [${40 * 2 ** 20 - 200} more characters]` },
+    check: (r) => {
+      expect(r.error?.message).toMatch(new RegExp(`^m{4096}… \\[${30 * 2 ** 20 - 4096} more characters\\]`));
+      expect((r.error?.stack ?? "").length).toBeLessThan(2_000);
+    },
+  },
   // Output
   {
     name: "10 MB of console output in one line",
@@ -153,8 +179,11 @@ let baselineHeap: number | undefined;
 
 runAttackTable("resource exhaustion", attacks, {
   tools: [gauge],
-  after: () => {
-    // Loose on purpose: the host heap returns near where it was, whatever the isolate held.
+  after: async () => {
+    // Loose on purpose: the host heap returns near where it was, whatever the isolate held. A
+    // turn of the event loop first: isolated-vm releases what a callback's arguments held (a
+    // thrown 140 MB error's strings) when its task ends, after the run has settled.
+    await new Promise((resolve) => setTimeout(resolve, 10));
     baselineHeap ??= settledHeapBytes();
     expect(settledHeapBytes() - baselineHeap).toBeLessThan(96 * 1024 * 1024);
   },
