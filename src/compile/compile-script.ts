@@ -16,15 +16,18 @@
  *   │  Its errors become the compile ChainError, positioned in the original text. Helpers it
  *   │  emits (decorators) move inside an arrow function, so the code stays one expression.
  *   └─ checks confirmed against the compiled code: import()/require() → CompileError;
- *      a `}` that closed the wrapper early → SyntaxError (confirmed by a second wrap); on the
- *      esbuild path, what V8 itself refuses (a malformed regular expression) → SyntaxError,
- *      mapped through the source map.
+ *      a `}` that closed the wrapper early → SyntaxError (confirmed by a second wrap, and by
+ *      V8, which compiles the body alone as one async function body: a body that closes its
+ *      wrapper passes the first when the scanner took a division for a regular expression);
+ *      on the esbuild path, what V8 itself refuses (a malformed regular expression) →
+ *      SyntaxError, mapped through the source map.
  * ```
  *
- * V8's check (the `node:vm` compile above, and the fast path's fall-through to esbuild) is the
+ * V8's check (the compile above, and the fast path's fall-through to esbuild) is the
  * last step, `confirm()` of a {@link DeferredCompile}: `compileScript` confirms at once; the
  * chain runtime compiles with {@link compileScriptDeferred} and confirms while the sandbox
- * compiles the same code. The final result is the same either way, and only it is cached.
+ * compiles the same code, except where the scanner had to guess (a `/` after a block and a
+ * line break), which is confirmed before anything runs. The final result is the same either way, and only it is cached.
  *
  * Invariants: never throws for anything in the script (only `COMPILE_FAILED` when esbuild
  * itself cannot run); every error position is 1-based in the original text (UTF-16
@@ -252,7 +255,10 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
     return { ok: false, hash, error: refused };
   }
   const result: CompileSuccess = { ok: true, code, hash, map, engine: usedEngine };
-  return { result, confirm: () => checkWithV8(result, source, filename, text) };
+  // Where the scanner had to guess (a `/` after a block), the code could close its wrapper early
+  // and run part of itself before the script starts: checked before anything runs.
+  if (scan.ambiguousSlash !== undefined) return checkWithV8(result, source, filename, text, scan);
+  return { result, confirm: () => checkWithV8(result, source, filename, text, scan) };
 }
 
 /**
@@ -261,11 +267,11 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
  * esbuild does not check itself (a regular expression's syntax, for one), a refusal being a
  * compile error positioned in the original.
  */
-function checkWithV8(result: CompileSuccess, source: string, filename: string, text: SourceText): CompileResult {
+function checkWithV8(result: CompileSuccess, source: string, filename: string, text: SourceText, scan: ScriptScan): CompileResult {
   if (result.engine === "strip") {
     return v8Accepts(result.code) ? result : confirmed(compileUncached(source, filename, "esbuild"));
   }
-  const refusedByV8 = v8SyntaxError(result.code, text, result.map);
+  const refusedByV8 = v8SyntaxError(result.code, text, result.map, scan);
   return refusedByV8 === undefined ? result : { ok: false, hash: result.hash, error: refusedByV8 };
 }
 
@@ -501,8 +507,11 @@ function asOneExpression(code: string): string {
   if (code.startsWith(COMPILED_SCRIPT_PREFIX)) return code;
   const start = code.indexOf(`\n${COMPILED_SCRIPT_PREFIX}`);
   if (start < 0) return code;
-  return `(() => {${code.slice(0, start + 1)}return ${code.slice(start + 1)};\n})()`;
+  return `(() => {${code.slice(0, start + 1)}return ${code.slice(start + 1)}${HELPERS_TAIL}`;
 }
+
+/** How {@link asOneExpression} ends its arrow around esbuild's helpers. */
+const HELPERS_TAIL = ";\n})()";
 
 /** Name of the compiled code in V8's own check (see {@link v8SyntaxError}). */
 const V8_CHECK_NAME = "isochain:compiled";
@@ -512,10 +521,19 @@ const V8_CHECK_NAME = "isochain:compiled";
  * position mapped to the original text when it is in the script's body; `undefined` when V8
  * accepts it.
  */
-function v8SyntaxError(code: string, text: SourceText, map: SourcePositionMapper): CompileError | undefined {
+function v8SyntaxError(code: string, text: SourceText, map: SourcePositionMapper, scan: ScriptScan): CompileError | undefined {
+  if (isOneFunctionBody(code)) return undefined;
   try {
     new Script(code, { filename: V8_CHECK_NAME });
-    return undefined;
+    // V8 compiles the whole, but not the body as one function: a bracket of the script closed
+    // the wrapper function early, where the scanner read a division as a regular expression.
+    return text.error(
+      "SyntaxError",
+      "The script closes its own function early: a bracket in it closes one it never opened. " +
+        (scan.ambiguousSlash === undefined ? "" : "A `/` right after a block's `}` and a line break is a division here; ") +
+        "check the brackets (the script runs as the body of an async function).",
+      scan.ambiguousSlash,
+    );
   } catch (error) {
     if (error instanceof RangeError) {
       // V8's parser ran out of stack (thousands of nested brackets): no position to give.
@@ -530,10 +548,28 @@ function v8SyntaxError(code: string, text: SourceText, map: SourcePositionMapper
   }
 }
 
-/** True when V8 compiles `code` (not run): catches early errors the stripper does not check. */
+/** True when V8 compiles `code` (not run) as one function: catches early errors the stripper does not check. */
 function v8Accepts(code: string): boolean {
+  return isOneFunctionBody(code);
+}
+
+const AsyncFunction = (async () => undefined).constructor as FunctionConstructor;
+
+/**
+ * True when the body of the compiled wrapper is one async function body as V8 reads it: the
+ * Function constructor compiles (never runs) parameters and body apart and requires a single
+ * function literal, so a body that closes the wrapper early (`}), sideEffect(), (async
+ * function () {`) fails here even though the wrapped whole is valid JavaScript. Early errors
+ * are caught as by compiling the whole.
+ */
+function isOneFunctionBody(code: string): boolean {
+  const start = code.indexOf(COMPILED_SCRIPT_PREFIX);
+  // The end of the wrapper: the last `}` (before the closing of asOneExpression's arrow, if any).
+  const tail = code.endsWith(HELPERS_TAIL) ? code.length - HELPERS_TAIL.length : code.length;
+  const end = code.lastIndexOf("}", tail - 1);
+  if (start < 0 || end < start + COMPILED_SCRIPT_PREFIX.length) return false;
   try {
-    new Script(code);
+    new AsyncFunction(code.slice(start + COMPILED_SCRIPT_PREFIX.length, end));
     return true;
   } catch {
     return false;

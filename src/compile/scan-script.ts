@@ -42,6 +42,11 @@ export interface ScriptScan {
   readonly maxNesting: number;
   /** Where {@link maxNesting} was first reached. */
   readonly maxNestingAt: number;
+  /**
+   * First `/` read as a regular expression only because it follows a `}` and a line break: right
+   * after a block it is one, after an object literal or a function expression it is a division.
+   */
+  readonly ambiguousSlash?: number;
 }
 
 /** Tokens that continue an expression after a line break (so no semicolon is inserted before them). */
@@ -90,6 +95,7 @@ export function scanScript(text: string): ScriptScan {
   let declaresRequire = false;
   let strayCloser: number | undefined;
   let needsTranspile = false;
+  let ambiguousSlash: number | undefined;
   // Nesting (see ScriptScan.maxNesting): open braces, arrows open at the top level, arrows in all.
   let braces = 0;
   let rootArrows = 0;
@@ -226,6 +232,7 @@ export function scanScript(text: string): ScriptScan {
 
     // Regular expressions.
     if (code === 0x2f && regexAllowed()) {
+      if (previous === "brace") ambiguousSlash ??= index;
       index += 1;
       let inClass = false;
       while (index < length) {
@@ -411,6 +418,7 @@ export function scanScript(text: string): ScriptScan {
     declaresRequire,
     ...(strayCloser === undefined ? {} : { strayCloser }),
     ...(open === undefined ? {} : { unclosedOpener: open.at }),
+    ...(ambiguousSlash === undefined ? {} : { ambiguousSlash }),
     needsTranspile,
     maxNesting,
     maxNestingAt,

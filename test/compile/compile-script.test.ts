@@ -49,6 +49,19 @@ describe("compileScript: output contract", () => {
     expect(error).toMatchObject({ name: "CompileError", message: expect.stringContaining("nests too deeply") });
   });
 
+  it.each(ENGINES)("refuses a body that closes the wrapper function early where a `/` after a block is a division (%s)", (engine) => {
+    // `{}` is an object literal, so `/ 1 }` divides and its `}` closes the wrapper: the whole is
+    // valid JavaScript that would run the middle part before the script starts.
+    const source = 'let o = {}\n/ 1 }), (() => { throw new Error("ran before the start") })(), (async function () { let z = 1 /\n1';
+    const error = compileError(source, engine);
+    expect(error).toMatchObject({ name: "SyntaxError", line: 2, column: 1, message: expect.stringContaining("closes its own function early") });
+  });
+
+  it.each(ENGINES)("still reads a `/` after a block and a line break as what V8 reads (%s)", async (engine) => {
+    expect(await runCompiled(compileOk('if (true) {}\n/re/.test("re");\nreturn "regex"', { engine }).code)).toBe("regex");
+    expect(await runCompiled(compileOk("const a = {}\n/ 2 / 1;\nreturn typeof a", { engine }).code)).toBe("number");
+  });
+
   it.each(ENGINES)("refuses functions nested past MAX_SCRIPT_NESTING before any compiler sees them (%s)", (engine) => {
     // esbuild's time grows with the cube of this depth: 3 000 nested arrows held the host's thread 55 s.
     const deep = [
