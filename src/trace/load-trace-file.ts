@@ -1,5 +1,6 @@
-import { readFile } from "node:fs/promises";
-import { ChainRuntimeError, isChainRuntimeError } from "../kernel/index.ts";
+import { constants } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
 import { foldTraceEvents } from "./fold-trace-events.ts";
 import { decodeTraceFrames, TRACE_FRAME_HEADER_BYTES } from "./trace-frame-codec.ts";
@@ -10,18 +11,11 @@ import { decodeTraceFrames, TRACE_FRAME_HEADER_BYTES } from "./trace-frame-codec
  * result read `in-doubt`.
  *
  * @throws ChainRuntimeError `TRACE_NOT_FOUND` when there is no file, `TRACE_INVALID` when it
- * is malformed, `STORE_FAILED` (with `cause`) when it cannot be read.
+ * is malformed, not a regular file or over {@link MAX_TRACE_FILE_BYTES}, `STORE_FAILED` (with
+ * `cause`, its reason in the message) when it cannot be read.
  */
 export async function loadTraceFile(path: string): Promise<ChainTrace> {
-  let bytes: Buffer;
-  try {
-    bytes = await readFile(path);
-  } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new ChainRuntimeError("TRACE_NOT_FOUND", `No trace file at ${path}.`, { cause, details: { path } });
-    }
-    throw new ChainRuntimeError("STORE_FAILED", `Could not read the trace file ${path}.`, { cause, details: { path } });
-  }
+  const bytes = await readTraceBytes(path);
   try {
     const decoded = decodeTraceFrames(bytes);
     if (decoded.events.length === 0 && decoded.tornBytes > 0 && !startsLikeTraceRecord(bytes)) {
@@ -41,6 +35,49 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
       });
     }
     throw error;
+  }
+}
+
+/**
+ * Largest trace file read, bytes (512 MiB): a trace holds records and inline results (large
+ * ones are artifacts), so a bigger file is something else, and reading it whole would cost
+ * that much memory only to refuse it.
+ */
+export const MAX_TRACE_FILE_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The bytes of the regular file at `path`. Opened without blocking and checked before any read:
+ * a FIFO named `*.trace` would otherwise hold a read (and `trace ls`, and a resume) forever, and
+ * `/dev/zero` would never end.
+ */
+async function readTraceBytes(path: string): Promise<Buffer> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new ChainRuntimeError("TRACE_NOT_FOUND", `No trace file at ${path}.`, { cause, details: { path } });
+    }
+    throw new ChainRuntimeError("STORE_FAILED", `Could not read the trace file ${path}: ${describeThrown(cause)}`, { cause, details: { path } });
+  }
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) {
+      throw new ChainRuntimeError("TRACE_INVALID", `Not an isochain trace: ${path} is not a regular file.`, { details: { path } });
+    }
+    if (stats.size > MAX_TRACE_FILE_BYTES) {
+      throw new ChainRuntimeError(
+        "TRACE_INVALID",
+        `Not an isochain trace: ${path} is ${stats.size} bytes, over the ${MAX_TRACE_FILE_BYTES} a trace file is read up to.`,
+        { details: { path, bytes: stats.size } },
+      );
+    }
+    return await handle.readFile();
+  } catch (cause) {
+    if (isChainRuntimeError(cause)) throw cause;
+    throw new ChainRuntimeError("STORE_FAILED", `Could not read the trace file ${path}: ${describeThrown(cause)}`, { cause, details: { path } });
+  } finally {
+    await handle.close().catch(() => undefined);
   }
 }
 

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import { FileTraceStore } from "../../src/trace/file-trace-store.ts";
 import { UNREADABLE_RESUME_CLAIM } from "../../src/trace/trace-store.ts";
-import { loadTraceFile } from "../../src/trace/load-trace-file.ts";
+import { loadTraceFile, MAX_TRACE_FILE_BYTES } from "../../src/trace/load-trace-file.ts";
 import { decodeTraceFrames, encodeTraceFrame } from "../../src/trace/trace-frame-codec.ts";
 import { expectCode, runTraceStoreContract } from "../contracts/trace-store.contract.ts";
 import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
@@ -201,6 +201,37 @@ describe("FileTraceStore", () => {
     expect((await loadTraceFile(join(dir, "path.trace"))).outcome?.status).toBe("ok");
     await expectCode(loadTraceFile(join(dir, "missing.trace")), "TRACE_NOT_FOUND");
     await store.close();
+  });
+
+  it("refuses what is not a regular trace file at once: a FIFO, a directory, a file past MAX_TRACE_FILE_BYTES", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("good", chainStartEvent("good"));
+    await store.append("good", chainEndEvent());
+    // A FIFO nobody writes to: reading it would wait forever (and so would `trace ls`).
+    execFileSync("mkfifo", [join(dir, "fifo.trace")]);
+    await expectCode(loadTraceFile(join(dir, "fifo.trace")), "TRACE_INVALID");
+    await expect(loadTraceFile(join(dir, "fifo.trace"))).rejects.toThrow(/is not a regular file/);
+    await mkdir(join(dir, "folder.trace"));
+    await expectCode(loadTraceFile(join(dir, "folder.trace")), "TRACE_INVALID");
+    // A sparse file: its size is checked before anything is read.
+    await truncate(join(dir, "huge.trace"), MAX_TRACE_FILE_BYTES + 1).catch(async () => {
+      await writeFile(join(dir, "huge.trace"), "");
+      await truncate(join(dir, "huge.trace"), MAX_TRACE_FILE_BYTES + 1);
+    });
+    await expect(loadTraceFile(join(dir, "huge.trace"))).rejects.toThrow(new RegExp(`over the ${MAX_TRACE_FILE_BYTES}`));
+    // Listing skips them all and still finds the real one.
+    expect((await store.list()).map((summary) => summary.chainId)).toEqual(["good"]);
+    await store.close();
+  });
+
+  it("says why a trace file could not be read", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    await symlink(join(dir, "loop-b.trace"), join(dir, "loop-a.trace"));
+    await symlink(join(dir, "loop-a.trace"), join(dir, "loop-b.trace"));
+    await expectCode(loadTraceFile(join(dir, "loop-a.trace")), "STORE_FAILED");
+    await expect(loadTraceFile(join(dir, "loop-a.trace"))).rejects.toThrow(/Could not read the trace file .*: ELOOP/);
   });
 
   it("refuses a chain-start whose chain id has a log written by another store (process)", async () => {
