@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { ChainRuntimeError, type ApprovalRequest } from "../kernel/index.ts";
+import { ChainRuntimeError, isArtifactRef, type ApprovalRequest } from "../kernel/index.ts";
 import { TRACE_FORMAT_VERSION, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
 import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
 
@@ -156,7 +156,35 @@ const isString = (value: unknown): boolean => typeof value === "string";
 const isNumber = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value);
 const isObject = (value: unknown): boolean => typeof value === "object" && value !== null;
 
-/** The fields each event type must carry, and how to check them. Shape only, not meaning. */
+const RESULT_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "denied"]);
+const RECORD_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "denied", "timeout"]);
+const isRecord = (value: unknown): boolean => isObject(value) && !Array.isArray(value);
+const isByteCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
+
+/**
+ * True for what the invoker could have returned (an `InvocationResult`): a replay hands a
+ * recorded result to the script as it is, so a tampered one (`status: "weird"`, a ref with
+ * `../` in it, a negative size) must not get that far.
+ */
+function isInvocationResult(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const result = value as Record<string, unknown>;
+  if (!RESULT_STATUSES.has(result.status) || !isString(result.text)) return false;
+  if (result.status === "ok" ? result.code !== undefined : !isString(result.code)) return false;
+  if (result.structured !== undefined && !isRecord(result.structured)) return false;
+  if (result.artifactRef !== undefined && !isArtifactRef(result.artifactRef)) return false;
+  if (result.bytes !== undefined && !isByteCount(result.bytes)) return false;
+  if (result.files === undefined) return true;
+  return Array.isArray(result.files) && result.files.every(isChainFile);
+}
+
+function isChainFile(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const file = value as Record<string, unknown>;
+  return isString(file.path) && isArtifactRef(file.artifactRef) && isString(file.mimeType) && isByteCount(file.bytes);
+}
+
+/** The fields each event type must carry, and how to check them. */
 const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<string, (value: unknown) => boolean>>>> = {
   "chain-start": {
     version: isNumber,
@@ -165,7 +193,8 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     sourceHash: isString,
     policy: isObject,
     toolbox: (value) => isObject(value) && Array.isArray((value as { tools?: unknown }).tools),
-    seed: isNumber,
+    // As run() takes them: a trace is replayed with its seed and clock.
+    seed: (value) => Number.isSafeInteger(value),
     clockStart: isNumber,
     createdAt: isNumber,
   },
@@ -179,8 +208,8 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
   "tool-result": {
     callId: isString,
     seq: (value) => Number.isInteger(value) && (value as number) >= 0,
-    result: (value) => isObject(value) && isString((value as { status?: unknown }).status),
-    status: isString,
+    result: isInvocationResult,
+    status: (value) => RECORD_STATUSES.has(value),
     endedAt: isNumber,
     durationMs: isNumber,
   },

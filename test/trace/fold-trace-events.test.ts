@@ -105,6 +105,15 @@ describe("foldTraceEvents", () => {
     ["a chain-start without source", [{ ...chainStartEvent("x"), source: undefined }]],
     ["a tool-result without a result", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: null }]],
     ["a chain-end without stats", [chainStartEvent("x"), { ...chainEndEvent(), stats: undefined }]],
+    // A replay hands recorded results to the script as they are: tampered ones stop here.
+    ["a seed run() would refuse", [chainStartEvent("x", { seed: 1.5 })]],
+    ["a result status the invoker never returns", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "weird", text: "" } }]],
+    ["a result whose text is not a string", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: 12345 } }]],
+    ["a failed result without a code", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "error", text: "x" } }]],
+    ["a result ref that is not a sha256 ref", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: "", artifactRef: "sha256:../../etc/passwd" } }]],
+    ["result files that are not files", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: "", files: "nope" } }]],
+    ["a negative result size", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: "", bytes: -1 } }]],
+    ["a record status no call has", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), status: "weird" }]],
   ])("refuses %s with TRACE_INVALID", (_label, events) => {
     expect(foldError(events).code).toBe("TRACE_INVALID");
   });
