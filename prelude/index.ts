@@ -284,6 +284,7 @@ function utf8Head(text: string, maxBytes: number): string {
 function describe(error: unknown): string {
   try {
     if (error instanceof Error) return `${error.name}: ${error.message}`;
+    if (typeof error === "bigint") return `${StringIntrinsic(error)}n`;
     return StringIntrinsic(error);
   } catch {
     return "an unprintable value";

@@ -126,7 +126,13 @@ function describeKind(obj: object): string {
   try {
     const ctor: unknown = (obj as { constructor?: unknown }).constructor;
     const name = typeof ctor === "function" ? ctor.name : "";
-    return name ? `a ${name}` : "an object with a custom prototype";
+    if (!name) return "an object with a custom prototype";
+    // "an Error", "an A", "a Map": by the first letter (close enough for a class name). No
+    // method calls: the script may have replaced String and RegExp methods.
+    const first = name[0];
+    const vowel = first === "A" || first === "E" || first === "I" || first === "O" || first === "U" ||
+      first === "a" || first === "e" || first === "i" || first === "o" || first === "u";
+    return `${vowel ? "an" : "a"} ${name}`;
   } catch {
     return "an object with a custom prototype";
   }

@@ -114,6 +114,16 @@ const attacks: Attack[] = [
     expected: { status: "error", phase: "runtime", name: "Error", message: /^Uncaught 42$/ },
   },
   {
+    name: "thrown BigInt keeps its n",
+    code: "throw 10n;",
+    expected: { status: "error", phase: "runtime", name: "Error", message: /^Uncaught 10n$/ },
+  },
+  {
+    name: "a returned class instance is named with its article",
+    code: "class Item {} class Order {} return [new Order(), new Item()];",
+    expected: { status: "error", phase: "runtime", name: "TypeError", message: /found an Order at \[0\]/ },
+  },
+  {
     name: "a 5 MB error message reaches the result bounded",
     code: 'throw new Error("x".repeat(5e6));',
     expected: { status: "error", phase: "runtime", name: "Error", message: /^x{4096}… \[4995904 more characters\]$/ },
