@@ -15,18 +15,48 @@ import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sand
  * driver's disposable children, where a guard thread can end a runaway script with its process
  * (isolated-vm does not enforce the heap limit of an isolate driven synchronously).
  */
-export type InProcessSandboxDriverOptions = Omit<IsolatePoolOptions, "drive" | "watch">;
+export interface InProcessSandboxDriverOptions extends Omit<IsolatePoolOptions, "drive" | "watch"> {
+  /**
+   * Most runs (so isolates) at once; runs beyond it wait for one to end (or for their signal).
+   * Each isolate holds its own heap: without a bound, chains started from inside tool calls
+   * (a tool that runs a chain that calls that tool...) or a burst of concurrent chains take the
+   * host's memory one isolate at a time. @defaultValue 32
+   */
+  readonly maxIsolates?: number;
+}
+
+/** How a wait for a free isolate ended. */
+type Admission = "admitted" | "cancelled" | "timeout";
+
+/** One run waiting for a free isolate. */
+interface Waiter {
+  readonly admit: (admission: Admission) => void;
+  readonly reject: (error: Error) => void;
+}
 
 /** Runs scripts in isolated-vm isolates inside this process. */
 export class InProcessSandboxDriver implements SandboxDriver {
   /** Always `"in-process"`. */
   readonly kind = "in-process";
+  /** Most runs at once; see {@link InProcessSandboxDriverOptions.maxIsolates}. */
+  readonly maxIsolates: number;
   readonly #pool: IsolatePool;
   #closed = false;
+  #running = 0;
+  readonly #waiters: Waiter[] = [];
 
-  /** Creates the driver; isolates are made on first use or by {@link warm}. */
+  /**
+   * Creates the driver; isolates are made on first use or by {@link warm}. Throws
+   * `ChainRuntimeError` `SANDBOX_FAILED` when `maxIsolates` is not an integer >= 1.
+   */
   constructor(options: InProcessSandboxDriverOptions = {}) {
     const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource, idleTrimMs } = options;
+    this.maxIsolates = options.maxIsolates ?? 32;
+    if (!Number.isInteger(this.maxIsolates) || this.maxIsolates < 1) {
+      throw new ChainRuntimeError("SANDBOX_FAILED", `InProcessSandboxDriver needs maxIsolates to be an integer >= 1; got ${String(options.maxIsolates)}.`, {
+        details: { maxIsolates: options.maxIsolates },
+      });
+    }
     this.#pool = new IsolatePool({
       drive: "async",
       ...(poolSize === undefined ? {} : { poolSize }),
@@ -44,18 +74,65 @@ export class InProcessSandboxDriver implements SandboxDriver {
    * `ChainRuntimeError` `SANDBOX_FAILED` after {@link close} or when no isolate can be created.
    */
   async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
-    if (this.#closed) throw new ChainRuntimeError("SANDBOX_FAILED", "The sandbox driver is closed.");
-    let runner;
-    try {
-      runner = this.#pool.acquire(request.limits.memoryLimitMb);
-    } catch (error) {
-      throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
+    if (this.#closed) throw closedError();
+    if (this.#running < this.maxIsolates) {
+      this.#running++;
+    } else {
+      const waitStart = performance.now();
+      const admitted = await this.#waitForSlot(request.signal, request.limits.totalTimeoutMs);
+      const wallMs = performance.now() - waitStart;
+      if (admitted === "cancelled") return { status: "cancelled", wallMs, cpuMs: 0, heapBytes: 0 };
+      if (admitted === "timeout") {
+        const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for an isolate: ${this.maxIsolates} runs (maxIsolates) were busy`;
+        return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs, cpuMs: 0, heapBytes: 0 };
+      }
     }
     try {
-      return await runner.run(request);
+      let runner;
+      try {
+        runner = this.#pool.acquire(request.limits.memoryLimitMb);
+      } catch (error) {
+        throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
+      }
+      try {
+        return await runner.run(request);
+      } finally {
+        this.#pool.release(runner);
+      }
     } finally {
-      this.#pool.release(runner);
+      this.#leave();
     }
+  }
+
+  /** Waits until a run ends and hands its slot over, `signal` fires, or `timeoutMs` passes. */
+  #waitForSlot(signal: AbortSignal | undefined, timeoutMs: number): Promise<Admission> {
+    if (signal?.aborted) return Promise.resolve("cancelled");
+    const { promise, resolve, reject } = Promise.withResolvers<Admission>();
+    const waiter: Waiter = { admit: resolve, reject };
+    this.#waiters.push(waiter);
+    const giveUp = (why: Admission): void => {
+      const index = this.#waiters.indexOf(waiter);
+      if (index < 0) return;
+      this.#waiters.splice(index, 1);
+      resolve(why);
+    };
+    const timer = setTimeout(giveUp, timeoutMs, "timeout");
+    const onAbort = (): void => giveUp("cancelled");
+    signal?.addEventListener("abort", onAbort, { once: true });
+    void promise
+      .finally(() => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      })
+      .catch(() => undefined);
+    return promise;
+  }
+
+  /** A run ended: its slot goes to the first waiter as it is (no new run can take it between). */
+  #leave(): void {
+    const next = this.#waiters.shift();
+    if (next !== undefined) next.admit("admitted");
+    else this.#running--;
   }
 
   /** Fills the pool to its warm size. */
@@ -66,7 +143,12 @@ export class InProcessSandboxDriver implements SandboxDriver {
   /** Disposes every isolate; later `run` calls reject with `SANDBOX_FAILED`. */
   close(): Promise<void> {
     this.#closed = true;
+    for (const waiter of this.#waiters.splice(0)) waiter.reject(closedError());
     this.#pool.close();
     return Promise.resolve();
   }
+}
+
+function closedError(): ChainRuntimeError {
+  return new ChainRuntimeError("SANDBOX_FAILED", "The sandbox driver is closed.");
 }
