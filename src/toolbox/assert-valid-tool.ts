@@ -5,7 +5,7 @@
  * `handleCall`. Each failure names the field.
  * @module
  */
-import { ChainRuntimeError, isToolRisk, type AnyTool } from "../kernel/index.ts";
+import { ChainRuntimeError, describeThrown, isToolRisk, type AnyTool } from "../kernel/index.ts";
 
 /**
  * What a tool name may look like: a letter or `_`, then up to 63 letters, digits, `_`, `.` or
@@ -58,6 +58,10 @@ export function assertValidTool(tool: unknown): asserts tool is AnyTool {
   if (!isPlainObject(schema)) fail("inputSchema", "must be a JSON Schema object.", tool);
   if (schema.type !== "object") fail("inputSchema", `must have type "object"; got ${JSON.stringify(schema.type) ?? "none"}.`, tool);
   if (t.outputSchema !== undefined && !isPlainObject(t.outputSchema)) fail("outputSchema", "must be a JSON Schema object when given.", tool);
+  for (const field of ["inputSchema", "outputSchema"] as const) {
+    const problem = t[field] === undefined ? undefined : notJson(t[field]);
+    if (problem !== undefined) fail(field, `must be JSON data (the model is shown it as JSON): ${problem}.`, tool);
+  }
   if (t.risk !== undefined && !isToolRisk(t.risk)) fail("risk", `must be "safe", "high" or "critical"; got ${JSON.stringify(t.risk)}.`, tool);
   if (t.deferLoading !== undefined && typeof t.deferLoading !== "boolean") fail("deferLoading", "must be a boolean when given.", tool);
   if (t.takesControl !== undefined && typeof t.takesControl !== "boolean") fail("takesControl", "must be a boolean when given.", tool);
@@ -69,5 +73,16 @@ function assertProviderSpecs(t: Record<string, unknown>, tool: unknown): void {
   }
   for (const [provider, spec] of Object.entries(t.providerSpecs)) {
     if (!isPlainObject(spec)) fail(`providerSpecs.${provider}`, "must be an object.", tool);
+  }
+}
+
+/** Why `schema` cannot be written as JSON (a cycle: recursive schemas use `$ref` / `$defs`), or `undefined`. */
+function notJson(schema: unknown): string | undefined {
+  try {
+    JSON.stringify(schema);
+    return undefined;
+  } catch (error) {
+    if (error instanceof TypeError && /circular/i.test(error.message)) return "it refers back to itself; write a recursive schema with $ref and $defs";
+    return describeThrown(error);
   }
 }

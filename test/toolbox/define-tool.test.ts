@@ -56,6 +56,9 @@ describe("defineTool", () => {
     ["risk", { risk: "medium" }],
     ["deferLoading", { deferLoading: "yes" }],
     ["takesControl", { takesControl: 1 }],
+    // A schema that refers to itself cannot be shown to the model (JSON) nor rendered.
+    ["inputSchema", { inputSchema: cyclicSchema() }],
+    ["outputSchema", { outputSchema: cyclicSchema() }],
   ])("throws TOOL_INVALID naming %s", (field, patch) => {
     expect(fieldOf(() => defineTool({ ...base, ...patch } as never))).toBe(field);
   });
@@ -69,3 +72,9 @@ describe("defineTool", () => {
     expect(() => defineTool({ ...base, name: "bad_tool", description: 3 } as never)).toThrow(/Tool "bad_tool": description/);
   });
 });
+
+function cyclicSchema(): Record<string, unknown> {
+  const schema: Record<string, unknown> = { type: "object", properties: {} };
+  (schema.properties as Record<string, unknown>).self = schema;
+  return schema;
+}
