@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
-import { mediaExtension } from "../../src/invoker/gates/shape-result.ts";
+import { MAX_RESULT_BYTES_WITHOUT_STORE, mediaExtension } from "../../src/invoker/gates/shape-result.ts";
 import type { ArtifactRef } from "../../src/kernel/index.ts";
 import { localTool, makeInvoker } from "./invoker-fixtures.ts";
 
@@ -120,6 +120,16 @@ describe("ToolInvoker result shaping", () => {
       const invoker = makeInvoker([localTool("t", () => text)], { policy: { maxInlineResultBytes: 100 } });
       const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
       expect(result).toEqual({ status: "ok", text });
+    });
+
+    it("refuses, without a store, a result past MAX_RESULT_BYTES_WITHOUT_STORE, and traces the refusal", async () => {
+      const invoker = makeInvoker([localTool("t", (args: { n?: number }) => "y".repeat(args.n ?? 0))]);
+      const session = invoker.openSession();
+      const over = await invoker.invoke({ name: "t", arguments: { n: MAX_RESULT_BYTES_WITHOUT_STORE + 1 } }, { session });
+      expect(over).toMatchObject({ status: "error", code: "RESULT_INVALID", text: expect.stringContaining("configure a blobStore") });
+      const at = await invoker.invoke({ name: "t", arguments: { n: MAX_RESULT_BYTES_WITHOUT_STORE } }, { session });
+      expect(at.status).toBe("ok");
+      expect(session.trace.map((record) => record.code ?? record.status)).toEqual(["RESULT_INVALID", "ok"]);
     });
 
     it("offloads a 50 MB string instead of failing", async () => {

@@ -106,7 +106,18 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
   if (textIsStructured) text = structuredJson;
   const sameAsStructured = textIsStructured || (structuredJson !== undefined && text === structuredJson);
   const limit = state.policy.maxInlineResultBytes;
-  if (!store || fitsInline(text, sameAsStructured ? undefined : structuredJson, limit)) {
+  const separateJson = sameAsStructured ? undefined : structuredJson;
+  if (!store && !fitsInline(text, separateJson, MAX_RESULT_BYTES_WITHOUT_STORE)) {
+    // Without a store the whole result goes inline: into a script's isolate (whose heap it would
+    // fill: the in-process run dies) or through the sandbox pipe (over its frame limit), and into
+    // the trace. Refused here, so the script and the trace see the same answer.
+    return invocationFailure(
+      "RESULT_INVALID",
+      `Tool "${tool}" ran but its result is over ${MAX_RESULT_BYTES_WITHOUT_STORE} bytes, the most kept inline when no blob store is ` +
+        "configured: configure a blobStore (large results then become artifacts), or have the tool return less.",
+    );
+  }
+  if (!store || fitsInline(text, separateJson, limit)) {
     return {
       status: "ok",
       text: text === "" && files ? describeFiles(files) : text,
@@ -147,6 +158,12 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     ...(files ? { files } : {}),
   };
 }
+
+/**
+ * Largest result (UTF-8 bytes of its text and structured JSON) kept inline when there is no blob
+ * store to offload it to: 16 MiB, well inside a sandbox's heap and pipe frame.
+ */
+export const MAX_RESULT_BYTES_WITHOUT_STORE = 16 * 1024 * 1024;
 
 function fitsInline(text: string, structuredJson: string | undefined, limit: number): boolean {
   const chars = text.length + (structuredJson?.length ?? 0);
