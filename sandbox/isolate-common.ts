@@ -288,7 +288,9 @@ export function forwardLog(request: IsolateRunRequest | undefined, level: FrameF
   const line = boundLogLine(text, counted, cap, OUTPUT_TRUNCATED_MARKER.length);
   if (line === undefined) return counted;
   try {
-    request?.onLog?.(level as LogLevel, line.text);
+    // A lone surrogate becomes U+FFFD here, as UTF-8 (the sandbox pipe, a terminal, a file) would
+    // make it anyway: one output on both drivers.
+    request?.onLog?.(level as LogLevel, line.text.isWellFormed() ? line.text : line.text.toWellFormed());
     if (line.cut) request?.onLog?.(level as LogLevel, OUTPUT_TRUNCATED_MARKER);
   } catch {
     // a failing log listener must not break the run

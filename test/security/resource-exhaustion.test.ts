@@ -141,6 +141,12 @@ const attacks: Attack[] = [
   },
   // Output
   {
+    name: "a lone surrogate in console output reads U+FFFD on both drivers",
+    code: 'console.log("a\\ud800b"); return "logged";',
+    expected: { status: "ok", returnValue: "logged" },
+    check: (r) => expect(r.outputText).toBe("a\ufffdb\n"),
+  },
+  {
     name: "10 MB of console output in one line",
     code: 'console.log("x".repeat(10 * 1024 * 1024)); return "done";',
     policy: MEMORY,
