@@ -127,11 +127,11 @@ function describeKind(obj: object): string {
     const ctor: unknown = (obj as { constructor?: unknown }).constructor;
     const name = typeof ctor === "function" ? ctor.name : "";
     if (!name) return "an object with a custom prototype";
-    // "an Error", "an A", "a Map": by the first letter (close enough for a class name). No
-    // method calls: the script may have replaced String and RegExp methods.
+    // "an Error", "an Order", "a Map", "a Uint8Array", "a URL": by the first letter, U left out
+    // (close enough for class names). No method calls: the script may have replaced String and
+    // RegExp methods.
     const first = name[0];
-    const vowel = first === "A" || first === "E" || first === "I" || first === "O" || first === "U" ||
-      first === "a" || first === "e" || first === "i" || first === "o" || first === "u";
+    const vowel = first === "A" || first === "E" || first === "I" || first === "O" || first === "a" || first === "e" || first === "i" || first === "o";
     return `${vowel ? "an" : "a"} ${name}`;
   } catch {
     return "an object with a custom prototype";
