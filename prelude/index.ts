@@ -33,6 +33,7 @@ import {
   BRIDGE_OP,
   FRAME_KIND,
   LOCAL_FRAME_KIND,
+  MAX_ARGUMENT_NODES,
   OUTPUT_TRUNCATED_MARKER,
   type LogLevel,
   type PreludeRunConfig,
@@ -159,7 +160,7 @@ function checkArguments(tool: string, args: unknown, limit: number): string | un
   if (typeof value !== "object" || value === null || isArray(value)) {
     return `tools.${tool}: arguments must be one object, e.g. tools.${tool}({ ... }).`;
   }
-  const problem = findNonPlainData(value);
+  const problem = findNonPlainData(value, MAX_ARGUMENT_NODES);
   if (problem !== undefined) return `tools.${tool}: arguments must be plain JSON data; found ${problem}.`;
   let argsJson: string;
   try {

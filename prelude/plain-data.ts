@@ -24,14 +24,15 @@ const MAX_DEPTH = 200;
 
 /**
  * Describes the first value in `value` that is not plain data, e.g. `"a function at .callback"`,
- * or returns `undefined` when all of it is plain data.
+ * or returns `undefined` when all of it is plain data. With `maxValues`, more array items and
+ * object fields than that (in all) is refused too, before they are walked.
  *
  * It runs on every call's arguments, in a fresh context (cold code), so the common case (plain
  * data) allocates nothing per value: no closure, no path text. The path of an offending value is
  * built only once one is found, from the keys still on the walk's stack.
  */
-export function findNonPlainData(value: unknown): string | undefined {
-  const walk: Walk = { ancestors: [], keys: [], what: "", why: "", depth: 0 };
+export function findNonPlainData(value: unknown, maxValues = Number.POSITIVE_INFINITY): string | undefined {
+  const walk: Walk = { ancestors: [], keys: [], what: "", why: "", depth: 0, left: maxValues, maxValues };
   try {
     return visit(walk, value, 0) ? `${walk.what} at ${pathOf(walk)}${walk.why}` : undefined;
   } catch {
@@ -52,6 +53,16 @@ interface Walk {
   what: string;
   why: string;
   depth: number;
+  /** Array items and object fields still allowed (see `maxValues`). */
+  left: number;
+  readonly maxValues: number;
+}
+
+/** Counts `count` more values; true (with the problem set) past the walk's `maxValues`. */
+function spend(walk: Walk, count: number, depth: number): boolean {
+  walk.left -= count;
+  if (walk.left >= 0) return false;
+  return fail(walk, `more than ${walk.maxValues} values (array items and object fields)`, depth, "; pass large data as an artifact");
 }
 
 /** The path of the offending value, e.g. `.a[2].b`, or "the top level". */
@@ -89,6 +100,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   if (arrayIsArray(obj)) {
     ancestors[depth] = obj;
     const list = obj as unknown[];
+    if (spend(walk, list.length, depth)) return true;
     for (let index = 0; index < list.length; index++) {
       keys[depth] = index;
       if (visit(walk, list[index], depth + 1)) return true;
@@ -104,6 +116,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   }
   ancestors[depth] = obj;
   const names = objectKeys(obj);
+  if (spend(walk, names.length, depth)) return true;
   for (let i = 0; i < names.length; i++) {
     const key = names[i] as string;
     const descriptor = getOwnPropertyDescriptor(obj, key);

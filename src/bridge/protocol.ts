@@ -147,6 +147,9 @@ export interface PreludeRunConfig {
   readonly maxArgumentBytes: number;
 }
 
+/** Most values one call's arguments may hold; the prelude refuses more in the isolate (see argument-limits.ts). */
+export { MAX_ARGUMENT_NODES } from "../kernel/argument-limits.ts";
+
 /** The line sent once when console output passes `maxOutputBytes`; later output is dropped. */
 export const OUTPUT_TRUNCATED_MARKER = "[isochain: output truncated at maxOutputBytes]";
 

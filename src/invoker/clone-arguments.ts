@@ -16,13 +16,13 @@
  *   values in all (which also stops a shared-reference graph from expanding exponentially).
  */
 import { types } from "node:util";
+import { MAX_ARGUMENT_NODES } from "../kernel/argument-limits.ts";
 import { describeThrown } from "../kernel/index.ts";
 
 /** Deepest nesting an argument value may have. */
 export const MAX_ARGUMENT_DEPTH = 64;
 
-/** Most values (objects, arrays and primitives together) one argument tree may hold. */
-export const MAX_ARGUMENT_NODES = 1_000_000;
+export { MAX_ARGUMENT_NODES } from "../kernel/argument-limits.ts";
 
 /** The outcome of {@link cloneArguments}: the copy, or where and why the value is not plain data. */
 export type CloneArgumentsResult =
@@ -109,6 +109,9 @@ class CloneWalk {
 
   private copyArray(source: unknown[], depth: number): unknown[] | undefined {
     const length = source.length;
+    if (this.nodes + length > this.maxNodes) {
+      return this.fail(`makes the arguments too large (more than ${this.maxNodes} values); pass large data as an artifact`);
+    }
     const out = new Array<unknown>(length);
     const keys = this.keys;
     const at = keys.length;
@@ -134,7 +137,12 @@ class CloneWalk {
     const out: Record<string, unknown> = {};
     const keys = this.keys;
     const at = keys.length;
-    for (const key of Reflect.ownKeys(source)) {
+    const ownKeys = Reflect.ownKeys(source);
+    // Past the bound with its keys alone: said before any of them is read.
+    if (this.nodes + ownKeys.length > this.maxNodes) {
+      return this.fail(`makes the arguments too large (more than ${this.maxNodes} values); pass large data as an artifact`);
+    }
+    for (const key of ownKeys) {
       if (typeof key === "symbol") {
         keys.length = at;
         return this.fail(`has a symbol key (${String(key)}); pass plain data`);

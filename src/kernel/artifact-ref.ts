@@ -22,6 +22,9 @@ export interface ArtifactArgument {
 /** True for a `{ $artifact: ref }` object with nothing else in it. */
 export function isArtifactArgument(value: unknown): value is ArtifactArgument {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  // Most objects have no "$artifact": answered without listing their keys (a 600 000-key
+  // argument object took 0.7 s of host CPU per call to list).
+  if (!Object.hasOwn(value, "$artifact")) return false;
   const keys = Object.keys(value);
   return keys.length === 1 && keys[0] === "$artifact" && typeof (value as { $artifact: unknown }).$artifact === "string";
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_ARGUMENT_NODES } from "../../src/invoker/clone-arguments.ts";
 import { digestJson } from "../../src/kernel/index.ts";
 import { approver, echoTool, localTool, makeInvoker } from "./invoker-fixtures.ts";
 
@@ -66,6 +67,18 @@ describe("ToolInvoker argument gate", () => {
     const given = await invoker.invoke({ name: "named", arguments: { valueOf: 1 } }, { session });
     expect(given.status).toBe("ok");
     expect(tool.calls).toHaveLength(1);
+  });
+
+  it("refuses arguments past MAX_ARGUMENT_NODES values, as text or as an object, without copying them", async () => {
+    const tool = echoTool("wide");
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const wide = Object.fromEntries(Array.from({ length: MAX_ARGUMENT_NODES + 1 }, (_, i) => [`k${i}`, i]));
+    const asText = await invoker.invoke({ name: "wide", arguments: JSON.stringify(wide) }, { session });
+    expect(asText).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining(`more than ${MAX_ARGUMENT_NODES} values`) });
+    const asObject = await invoker.invoke({ name: "wide", arguments: wide }, { session });
+    expect(asObject).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining(`more than ${MAX_ARGUMENT_NODES} values`) });
+    expect(tool.calls).toHaveLength(0);
   });
 
   it("compiles each tool's schema once", async () => {

@@ -19,6 +19,14 @@ describe("findNonPlainData", () => {
     expect(findNonPlainData(value)).toBe(message);
   });
 
+  it("refuses more than maxValues array items and object fields, before walking them", () => {
+    const wide = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, [1, 2]]));
+    expect(findNonPlainData(wide, 150)).toBeUndefined(); // 50 fields + 100 items
+    expect(findNonPlainData(wide, 149)).toBe("more than 149 values (array items and object fields) at .k49; pass large data as an artifact");
+    expect(findNonPlainData({ list: new Array(10).fill(0) }, 5)).toBe("more than 5 values (array items and object fields) at .list; pass large data as an artifact");
+    expect(findNonPlainData({ list: new Array(10).fill(0) })).toBeUndefined(); // no bound by default
+  });
+
   it("names cycles, getters and over-deep values", () => {
     const cyclic: Record<string, unknown> = {};
     cyclic["self"] = cyclic;

@@ -77,6 +77,18 @@ const attacks: Attack[] = [
     },
     check: (result) => expect(result.callTrace.map((record) => record.code)).toEqual(["BRIDGE_ERROR"]),
   },
+  refusedRow({
+    name: "arguments of more than 100 000 values are refused in the isolate, not parsed on the host",
+    code: 'const o: Record<string, number> = {}; for (let i = 0; i < 150000; i++) o["k" + i] = i; const r = await tools.spy({ o }); return [r.status, r.code, r.text];',
+    expected: {
+      status: "ok",
+      returnValue: [
+        "error",
+        "BRIDGE_ERROR",
+        "tools.spy: arguments must be plain JSON data; found more than 100000 values (array items and object fields) at .o; pass large data as an artifact.",
+      ],
+    },
+  }),
   {
     name: "inherited Array.prototype.toJSON",
     code: 'Array.prototype.toJSON = function () { return "arr"; }; const r = await tools.spy({ a: [1] }); delete Array.prototype.toJSON; return [r.status, r.structured];',

@@ -28,8 +28,11 @@ export function normalizeArguments(raw: unknown): NormalizedArguments {
     // proxies, cycles, symbols or non-finite numbers), so it is the copy, unless it breaks a
     // rule only the copy enforces: too deep, too many values, or a "__proto__" key to drop.
     // Those (rare) trees take the full copy below, which says why or drops the key.
-    if (typeof value === "object" && value !== null && !Array.isArray(value) && isCopyAlready(value)) {
-      return { ok: true, args: value as Record<string, unknown> };
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const parsed = checkParsed(value);
+      if (parsed === "copy") return { ok: true, args: value as Record<string, unknown> };
+      // Said at once: the copy would only list the same keys again (slow for huge objects).
+      if (parsed === "too-large") return fail(TOO_LARGE);
     }
   } else if (raw === undefined) {
     return { ok: true, args: {} };
@@ -52,25 +55,34 @@ function describeKind(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** The failure of parsed arguments with more than {@link MAX_ARGUMENT_NODES} values. */
+const TOO_LARGE = `Arguments are too large: more than ${MAX_ARGUMENT_NODES} values (array items and object fields); pass large data as an artifact.`;
+
 /**
- * True when a tree JSON.parse made is exactly what {@link cloneArguments} would copy it to:
- * within the depth and size limits, with no `__proto__` key. Reads only own data properties
- * (all a parsed tree has).
+ * Whether a tree JSON.parse made is exactly what {@link cloneArguments} would copy it to
+ * (`"copy"`: within the depth and size limits, with no `__proto__` key), is past the size limit
+ * (`"too-large"`), or needs the full copy to say why or drop a key (`"needs-copy"`). Reads only
+ * own data properties (all a parsed tree has).
  */
-function isCopyAlready(root: object): boolean {
+function checkParsed(root: object): "copy" | "too-large" | "needs-copy" {
   let nodes = 0;
+  let tooLarge = false;
   const walk = (value: unknown, depth: number): boolean => {
-    if (++nodes > MAX_ARGUMENT_NODES) return false;
+    if (++nodes > MAX_ARGUMENT_NODES) return !(tooLarge = true);
     if (typeof value !== "object" || value === null) return true;
     if (depth >= MAX_ARGUMENT_DEPTH) return false;
     if (Array.isArray(value)) {
+      if (nodes + value.length > MAX_ARGUMENT_NODES) return !(tooLarge = true);
       for (let i = 0; i < value.length; i++) if (!walk(value[i], depth + 1)) return false;
       return true;
     }
-    for (const key of Object.keys(value)) {
+    const keys = Object.keys(value);
+    if (nodes + keys.length > MAX_ARGUMENT_NODES) return !(tooLarge = true);
+    for (const key of keys) {
       if (key === "__proto__" || !walk((value as Record<string, unknown>)[key], depth + 1)) return false;
     }
     return true;
   };
-  return walk(root, 0);
+  if (walk(root, 0)) return "copy";
+  return tooLarge ? "too-large" : "needs-copy";
 }
