@@ -196,31 +196,21 @@ export function isDeferredCompile<T extends object>(value: T | DeferredCompile):
 function compileUncached(source: string, filename: string, engine: "auto" | "esbuild"): CompileResult | DeferredCompile {
   const hash = sha256Hex(source);
   const text = new SourceText(source);
+  const tooBig = (message: string, offset?: number): CompileFailure => ({ ok: false, hash, error: text.error("CompileError", message, offset) });
   if (source.length > MAX_SCRIPT_CHARS) {
-    return {
-      ok: false,
-      hash,
-      error: text.error(
-        "CompileError",
-        `The script is ${source.length} characters long; scripts are compiled up to ${MAX_SCRIPT_CHARS}. ` +
-          "Keep the script to the logic and pass data through tools (a large value as an artifact).",
-        undefined,
-      ),
-    };
+    return tooBig(
+      `The script is ${source.length} characters long; scripts are compiled up to ${MAX_SCRIPT_CHARS}. ` +
+        "Keep the script to the logic and pass data through tools (a large value as an artifact).",
+    );
   }
   const body = hashbangAsComment(source);
   const scan = scanScript(body);
   if (scan.maxNesting > MAX_SCRIPT_NESTING) {
-    return {
-      ok: false,
-      hash,
-      error: text.error(
-        "CompileError",
-        `The script nests blocks and functions ${scan.maxNesting} deep (here, at the deepest point; arrow functions ` +
-          `inside arrow functions count too), more than the ${MAX_SCRIPT_NESTING} compiled; flatten this expression.`,
-        scan.maxNestingAt,
-      ),
-    };
+    return tooBig(
+      `The script nests blocks and functions ${scan.maxNesting} deep (here, at the deepest point; arrow functions ` +
+        `inside arrow functions count too), more than the ${MAX_SCRIPT_NESTING} compiled; flatten this expression.`,
+      scan.maxNestingAt,
+    );
   }
   const wrapped = wrapScriptBody(body);
 
