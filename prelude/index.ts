@@ -169,7 +169,7 @@ function checkArguments(tool: string, args: unknown, limit: number): string | un
     return `tools.${tool}: arguments could not be serialised: ${describe(error)}.`;
   }
   // A toJSON the script put on a prototype can turn the object into anything, or nothing.
-  if (typeof argsJson !== "string" || (reflectApply(stringCharCodeAt, argsJson, [0]) as number) !== 0x7b) {
+  if (typeof argsJson !== "string" || argsJson[0] !== "{") {
     return `tools.${tool}: arguments must be one object of plain JSON data; a toJSON method on a prototype turned them into ${argsJson === undefined ? "undefined" : "something else"}.`;
   }
   if (argsJson.length > limit / 3 && utf8Length(argsJson) > limit) {

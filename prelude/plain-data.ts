@@ -22,6 +22,9 @@ const promisePrototype = Promise.prototype;
 /** Deepest nesting checked; deeper values are refused rather than overflowing the stack. */
 const MAX_DEPTH = 200;
 
+/** `maxValues` when there is none: the largest small integer, so the count never leaves V8's fast integer form. */
+const UNBOUNDED = 0x3fffffff;
+
 /**
  * Describes the first value in `value` that is not plain data, e.g. `"a function at .callback"`,
  * or returns `undefined` when all of it is plain data. With `maxValues`, more array items and
@@ -31,7 +34,7 @@ const MAX_DEPTH = 200;
  * data) allocates nothing per value: no closure, no path text. The path of an offending value is
  * built only once one is found, from the keys still on the walk's stack.
  */
-export function findNonPlainData(value: unknown, maxValues = Number.POSITIVE_INFINITY): string | undefined {
+export function findNonPlainData(value: unknown, maxValues = UNBOUNDED): string | undefined {
   const walk: Walk = { ancestors: [], keys: [], what: "", why: "", depth: 0, left: maxValues, maxValues };
   try {
     return visit(walk, value, 0) ? `${walk.what} at ${pathOf(walk)}${walk.why}` : undefined;
@@ -58,10 +61,8 @@ interface Walk {
   readonly maxValues: number;
 }
 
-/** Counts `count` more values; true (with the problem set) past the walk's `maxValues`. */
-function spend(walk: Walk, count: number, depth: number): boolean {
-  walk.left -= count;
-  if (walk.left >= 0) return false;
+/** The walk went past its `maxValues` (counted by each container as it is entered). */
+function tooMany(walk: Walk, depth: number): true {
   return fail(walk, `more than ${walk.maxValues} values (array items and object fields)`, depth, "; pass large data as an artifact");
 }
 
@@ -100,7 +101,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   if (arrayIsArray(obj)) {
     ancestors[depth] = obj;
     const list = obj as unknown[];
-    if (spend(walk, list.length, depth)) return true;
+    if ((walk.left -= list.length) < 0) return tooMany(walk, depth);
     for (let index = 0; index < list.length; index++) {
       keys[depth] = index;
       if (visit(walk, list[index], depth + 1)) return true;
@@ -116,7 +117,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   }
   ancestors[depth] = obj;
   const names = objectKeys(obj);
-  if (spend(walk, names.length, depth)) return true;
+  if ((walk.left -= names.length) < 0) return tooMany(walk, depth);
   for (let i = 0; i < names.length; i++) {
     const key = names[i] as string;
     const descriptor = getOwnPropertyDescriptor(obj, key);
