@@ -323,7 +323,18 @@ function explainEsbuildError(message: Message, text: SourceText, scan: ScriptSca
     text.source[scan.strayCloser] === "}") {
     return text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
   }
-  return text.error("SyntaxError", message.text, offset);
+  return text.error("SyntaxError", esbuildWording(message, text, offset), offset);
+}
+
+/** esbuild's text for an error, said for a script (a function body) where it reads oddly. */
+function esbuildWording(message: Message, text: SourceText, offset: number | undefined): string {
+  const before = offset === undefined ? "" : text.source.slice(Math.max(0, offset - 40), offset);
+  // `namespace N {}` / `module M {}`: TypeScript allows them only at a module's top level.
+  if (/^Expected ";" but found /u.test(message.text) && /(?:^|[^\w$.])(?:namespace|module)\s+$/u.test(before)) {
+    return `${message.text}: TypeScript namespaces cannot be declared in a chain script, which runs as a function body; use an object (const N = { ... })`;
+  }
+  // Some of esbuild's texts end in ":" before a note it did not attach.
+  return message.text.endsWith(":") ? message.text.slice(0, -1) : message.text;
 }
 
 function strayMessage(source: string, offset: number): string {

@@ -182,6 +182,14 @@ describe("compileScript: syntax errors", () => {
     }
   });
 
+  it.each(ENGINES)("says what to do for a namespace, and ends no message with a dangling colon (%s)", (engine) => {
+    const namespace = compileError("namespace N { export const a = 1 }\nreturn N.a", engine);
+    expect(namespace).toMatchObject({ name: "SyntaxError", line: 1 });
+    expect(namespace.message).toContain("TypeScript namespaces cannot be declared in a chain script");
+    const awaitName = compileError("var await = 1;\nreturn 1", engine);
+    expect(awaitName.message).toBe('Cannot use "await" as an identifier here');
+  });
+
   it.each(ENGINES)("an error on line 1 (%s)", (engine) => {
     const error = compileError("const = 1;\nreturn 2", engine);
     expect(error).toMatchObject({ name: "SyntaxError", line: 1, column: 7 });
