@@ -4,7 +4,7 @@
  * `TRACE_INVALID` naming the field, never a `TypeError` from deep inside a replay.
  * @module
  */
-import { ChainRuntimeError } from "../kernel/index.ts";
+import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolicy } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
 
 /**
@@ -25,7 +25,13 @@ function traceProblem(trace: unknown): string | undefined {
   if (!isObject(trace)) return `got ${describe(trace)}`;
   for (const key of ["chainId", "source", "sourceHash"] as const) if (typeof trace[key] !== "string") return `${key} is ${describe(trace[key])}, not a string`;
   for (const key of ["version", "createdAt", "seed", "clockStart"] as const) if (typeof trace[key] !== "number") return `${key} is ${describe(trace[key])}, not a number`;
+  if (!Number.isSafeInteger(trace.seed)) return `seed is ${String(trace.seed)}, not an integer`;
   if (!isObject(trace.policy)) return `policy is ${describe(trace.policy)}, not an object`;
+  try {
+    resolveChainPolicy(knownPolicyFields(trace.policy));
+  } catch (error) {
+    return `its policy is not one a chain could have run under: ${describeThrown(error)}`;
+  }
   const toolbox = trace.toolbox;
   if (!isObject(toolbox) || !Array.isArray(toolbox.tools) || typeof toolbox.digest !== "string") return "toolbox is not { tools: [], digest }";
   for (const [index, tool] of toolbox.tools.entries()) {

@@ -50,9 +50,15 @@ describe("functions that take a trace refuse what is not one, with a typed error
     ["calls that are not an array", "callsString"],
     ["a call without an id", "callNoId"],
     ["approval requests that are null", "approvalsNull"],
+    ["a seed run() would refuse", "seedFraction"],
+    ["a policy no chain could have run under", "policyBad"],
   ])("TRACE_INVALID for %s", async (_label, kind) => {
     const hostile: unknown =
-      kind === "toolsNull"
+      kind === "seedFraction"
+        ? { ...trace, seed: 1.5 }
+        : kind === "policyBad"
+          ? { ...trace, policy: { ...trace.policy, maxToolCalls: -1 } }
+          : kind === "toolsNull"
         ? { ...trace, toolbox: { ...trace.toolbox, tools: [null] } }
         : kind === "callsString"
           ? { ...trace, calls: "c0" }
