@@ -340,7 +340,17 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const onProgress = options.onProgress;
     const router = run.plan?.router;
     const durableTrace = this.#traceStore?.durable === true;
+    // While V8's deferred check of the running code is pending, calls wait for it: code it refuses
+    // (a body that closed its wrapper early, say) must not reach a tool, and the stripper's code
+    // it refuses is replaced by esbuild's without any of the first attempt's calls having run.
+    let unconfirmed: Promise<boolean> | undefined;
     const onToolCall = (call: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
+      if (unconfirmed !== undefined) {
+        return unconfirmed.then((confirmed) => (confirmed ? dispatch(call, signal) : unconfirmedCallResult(call.tool)));
+      }
+      return dispatch(call, signal);
+    };
+    const dispatch = (call: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
       const callId = `c${call.callIndex}`;
       if (run.stopReason !== undefined) return whenAborted(signal, stoppedCallResult(call.tool, run.stopReason));
       if (durableTrace && run.recorder?.error) return Promise.resolve(traceBrokenResult(call.tool, run.recorder.error));
@@ -411,9 +421,19 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     let outcome: SandboxRunOutcome;
     let refusedByV8: CompileFailure | undefined;
     if (isDeferredCompile(compiling)) {
+      const started = compiled;
+      const confirming = afterThisTurn(() => compiling.confirm());
+      unconfirmed = confirming.then(
+        (result) => result === started,
+        () => false,
+      );
+      // Confirmed: later calls go straight through. Refused: every later call of this attempt is refused too.
+      void unconfirmed.then((confirmed) => {
+        if (confirmed) unconfirmed = undefined;
+      });
       const running = runSandbox(compiled.code);
       // After the sandbox has its tasks (the driver queues them in this turn's microtasks).
-      const checked = await afterThisTurn(() => compiling.confirm()).catch(async (error: unknown) => {
+      const checked = await confirming.catch(async (error: unknown) => {
         await running; // esbuild could not run: nothing is left behind, then the error as compileScript throws it
         await session.close();
         throw error;
@@ -423,7 +443,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         // V8 refused the code, so the sandbox could not start it either: a compile error.
         refusedByV8 = checked;
       } else if (checked !== compiled) {
-        // V8 refused the type stripper's output and esbuild's compiles: nothing ran, run that.
+        // V8 refused the type stripper's output and esbuild's compiles: no call of the first
+        // attempt ran (they were held, then refused), so run that, with calls open again.
+        unconfirmed = undefined;
         compiled = checked;
         outcome = await runSandbox(checked.code);
       }
@@ -664,6 +686,11 @@ function withoutError(outcome: SandboxRunOutcome): SandboxRunOutcome {
 }
 
 /** Resolves `value` when `signal` aborts (at once when it has). */
+/** The answer to a call made by code V8's check then refused (never run, never traced: the run becomes that compile error or is run again). */
+function unconfirmedCallResult(tool: string): InvocationResult {
+  return { status: "error", code: "CANCELLED", text: `The call of "${tool}" was not run: the script did not compile.` };
+}
+
 function whenAborted<T>(signal: AbortSignal, value: T): Promise<T> {
   if (signal.aborted) return Promise.resolve(value);
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value), { once: true }));

@@ -29,4 +29,29 @@ const attacks: Attack[] = [
   },
 ];
 
+/** No call reached the host. */
+const noCall: Attack["check"] = (result, harness) => {
+  expect(result.callTrace).toEqual([]);
+  expect(harness.ledger.received.filter((entry) => entry.tool === "spy")).toEqual([]);
+};
+
+// Other ways the scanner could misread the brackets; whatever it misses, V8's check refuses the
+// code, and calls made before that check are held until it passes.
+attacks.push(
+  {
+    name: "a regular expression after a block on the same line; the middle starts itself and calls a tool",
+    code:
+      '{} /\'/; }), globalThis.__isochain_start(async () => { await tools.spy({ injected: 2 }); return "injected"; }), (async function () {\nreturn "never"',
+    expected: EARLY_CLOSE,
+    check: noCall,
+  },
+  {
+    name: "a U+2028 inside a string literal",
+    code:
+      'let s = "\u2028"; }), globalThis.__isochain_start(async () => { await tools.spy({ injected: 1 }); return "injected"; }), (async function () { let z = "\u2028";\nreturn "never"',
+    expected: EARLY_CLOSE,
+    check: noCall,
+  },
+);
+
 runAttackTable("wrapper escape", attacks);
