@@ -38,7 +38,7 @@
  * @module
  */
 import * as module from "node:module";
-import { Script } from "node:vm";
+import { createContext, runInContext, Script } from "node:vm";
 import { transformSync } from "esbuild";
 import type { Message, TransformOptions } from "esbuild";
 import { ChainRuntimeError, sha256Hex } from "../kernel/index.ts";
@@ -554,7 +554,16 @@ function v8Accepts(code: string): boolean {
   return isOneFunctionBody(code);
 }
 
-const AsyncFunction = (async () => undefined).constructor as FunctionConstructor;
+/**
+ * The AsyncFunction constructor of a context of our own that allows code generation from
+ * strings, so the check works in a host run with `--disallow-code-generation-from-strings`
+ * (which makes the main context's constructor throw EvalError). Nothing it compiles is run.
+ */
+let asyncFunctionConstructor: FunctionConstructor | undefined;
+function AsyncFunctionOfCheck(): FunctionConstructor {
+  asyncFunctionConstructor ??= runInContext("(async () => undefined).constructor", createContext({}, { codeGeneration: { strings: true, wasm: false } })) as FunctionConstructor;
+  return asyncFunctionConstructor;
+}
 
 /**
  * True when the body of the compiled wrapper is one async function body as V8 reads it: the
@@ -570,6 +579,7 @@ function isOneFunctionBody(code: string): boolean {
   const end = code.lastIndexOf("}", tail - 1);
   if (start < 0 || end < start + COMPILED_SCRIPT_PREFIX.length) return false;
   try {
+    const AsyncFunction = AsyncFunctionOfCheck();
     new AsyncFunction(code.slice(start + COMPILED_SCRIPT_PREFIX.length, end));
     return true;
   } catch {

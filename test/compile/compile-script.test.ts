@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
   COMPILED_SCRIPT_PREFIX,
@@ -55,6 +56,17 @@ describe("compileScript: output contract", () => {
     const source = 'let o = {}\n/ 1 }), (() => { throw new Error("ran before the start") })(), (async function () { let z = 1 /\n1';
     const error = compileError(source, engine);
     expect(error).toMatchObject({ name: "SyntaxError", line: 2, column: 1, message: expect.stringContaining("closes its own function early") });
+  });
+
+  it("compiles in a host run with --disallow-code-generation-from-strings", () => {
+    const module = new URL("../../src/compile/compile-script.ts", import.meta.url).href;
+    const program =
+      `import { compileScript } from ${JSON.stringify(module)};` +
+      'const out = ["auto", "esbuild"].map((engine) => { const r = compileScript("const a: number = 1;\\nreturn a + 1;", { cache: false, engine }); return r.ok ? r.engine : r.error.message; });' +
+      "console.log(JSON.stringify(out));";
+    const child = spawnSync(process.execPath, ["--no-node-snapshot", "--disallow-code-generation-from-strings", "--input-type=module", "-e", program], { encoding: "utf8" });
+    expect(child.stderr).not.toMatch(/Error/);
+    expect(JSON.parse(child.stdout.trim().split("\n").at(-1) ?? "null")).toEqual(["strip", "esbuild"]);
   });
 
   it.each(ENGINES)("still reads a `/` after a block and a line break as what V8 reads (%s)", async (engine) => {
