@@ -205,11 +205,14 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
   }
   const body = hashbangAsComment(source);
   const scan = scanScript(body);
-  if (scan.maxNesting > MAX_SCRIPT_NESTING) {
+  // Where the scanner had to guess how to read a `/`, a wrong guess hides what follows it (in a
+  // string that is not one): the nesting is taken as the deeper of both readings.
+  const deepest = scan.ambiguousSlash === undefined ? scan : [scan, scanScript(body, "regex"), scanScript(body, "division")].reduce((a, b) => (b.maxNesting > a.maxNesting ? b : a));
+  if (deepest.maxNesting > MAX_SCRIPT_NESTING) {
     return tooBig(
-      `The script nests blocks and functions ${scan.maxNesting} deep (here, at the deepest point; arrow functions ` +
+      `The script nests brackets and functions ${deepest.maxNesting} deep (here, at the deepest point; arrow functions ` +
         `inside arrow functions count too), more than the ${MAX_SCRIPT_NESTING} compiled; flatten this expression.`,
-      scan.maxNestingAt,
+      deepest.maxNestingAt,
     );
   }
   const wrapped = wrapScriptBody(body);

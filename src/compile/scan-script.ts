@@ -33,18 +33,18 @@ export interface ScriptScan {
   /** Decorators (`@`) or `accessor` fields: syntax only esbuild may lower for V8. */
   readonly needsTranspile: boolean;
   /**
-   * Deepest nesting of scopes seen: open `{` (blocks, function bodies, objects, `${`) plus
-   * arrows with an expression body still open around the point (`a => b => c` is 2 deep). An
-   * estimate from above: an expression-bodied arrow counts until a `,` or `;` at its level, its
-   * enclosing bracket closing, or a line break where automatic semicolon insertion ends the
-   * statement. Compilers' time grows faster than linearly with it.
+   * Deepest nesting seen: open brackets of every kind (`{`, `(`, `[`, `${`) plus arrows with an
+   * expression body still open around the point (`a => b => c` is 2 deep). An estimate from
+   * above: an expression-bodied arrow counts until a `,` or `;` at its level, its enclosing
+   * bracket closing, or a line break where automatic semicolon insertion ends the statement.
+   * Compilers' time grows faster than linearly with it.
    */
   readonly maxNesting: number;
   /** Where {@link maxNesting} was first reached. */
   readonly maxNestingAt: number;
   /**
-   * First `/` read as a regular expression only because it follows a `}` and a line break: right
-   * after a block it is one, after an object literal or a function expression it is a division.
+   * First `/` right after a `}`: after a block it starts a regular expression, after an object
+   * literal or a function expression it is a division; the scanner had to guess.
    */
   readonly ambiguousSlash?: number;
 }
@@ -78,8 +78,12 @@ interface Opener {
   arrows?: number;
 }
 
-/** Scans `text`; linear in its length, never throws. See {@link ScriptScan}. */
-export function scanScript(text: string): ScriptScan {
+/**
+ * Scans `text`; linear in its length, never throws. See {@link ScriptScan}. `slashAfterBrace`
+ * forces how a `/` right after a `}` is read (by default: a regular expression after a line
+ * break, else a division), to scan an ambiguous text both ways.
+ */
+export function scanScript(text: string, slashAfterBrace?: "regex" | "division"): ScriptScan {
   const length = text.length;
   const stack: Opener[] = [];
   let index = 0;
@@ -96,15 +100,14 @@ export function scanScript(text: string): ScriptScan {
   let strayCloser: number | undefined;
   let needsTranspile = false;
   let ambiguousSlash: number | undefined;
-  // Nesting (see ScriptScan.maxNesting): open braces, arrows open at the top level, arrows in all.
-  let braces = 0;
+  // Nesting (see ScriptScan.maxNesting): arrows open at the top level, arrows in all.
   let rootArrows = 0;
   let openArrows = 0;
   let maxNesting = 0;
   let maxNestingAt = 0;
   const noteNesting = (at: number): void => {
-    if (braces + openArrows > maxNesting) {
-      maxNesting = braces + openArrows;
+    if (stack.length + openArrows > maxNesting) {
+      maxNesting = stack.length + openArrows;
       maxNestingAt = at;
     }
   };
@@ -164,7 +167,6 @@ export function scanScript(text: string): ScriptScan {
         return at + 1;
       } else if (code === 0x24 /* $ */ && text.charCodeAt(at + 1) === 0x7b /* { */) {
         stack.push({ char: "{", at: at + 1, tag: TAG_TEMPLATE, callee: -1 });
-        braces++;
         noteNesting(at);
         setPrevious("operator", "${");
         return at + 2;
@@ -217,8 +219,11 @@ export function scanScript(text: string): ScriptScan {
           index += 1;
           break;
         }
-        if (isLineTerminator(inner)) break;
-        index += inner === 0x5c ? 2 : 1;
+        // U+2028 and U+2029 are allowed inside string literals (ES2019); only CR and LF end one.
+        if (inner === 0x0a || inner === 0x0d) break;
+        // An escape; `\` + CR LF is one line continuation.
+        if (inner === 0x5c) index += text.charCodeAt(index + 1) === 0x0d && text.charCodeAt(index + 2) === 0x0a ? 3 : 2;
+        else index += 1;
       }
       setPrevious("value", "\"");
       continue;
@@ -231,8 +236,12 @@ export function scanScript(text: string): ScriptScan {
     }
 
     // Regular expressions.
-    if (code === 0x2f && regexAllowed()) {
-      if (previous === "brace") ambiguousSlash ??= index;
+    // A `/` right after a `}` is a regular expression after a block and a division after an
+    // object literal or a function expression: the scanner guesses, and says it did.
+    if (code === 0x2f && previous === "brace" && text.charCodeAt(index + 1) !== 0x2f && text.charCodeAt(index + 1) !== 0x2a) {
+      ambiguousSlash ??= index;
+    }
+    if (code === 0x2f && slashAfterBrace !== undefined && previous === "brace" ? slashAfterBrace === "regex" : code === 0x2f && regexAllowed()) {
       index += 1;
       let inClass = false;
       while (index < length) {
@@ -332,10 +341,7 @@ export function scanScript(text: string): ScriptScan {
     if (code === 0x28 || code === 0x5b || code === 0x7b) {
       const char = text[index] ?? "";
       stack.push({ char, at: index, tag: code === 0x28 ? tag : TAG_NONE, callee: code === 0x28 ? callee : -1 });
-      if (code === 0x7b) {
-        braces++;
-        noteNesting(index);
-      }
+      noteNesting(index);
       setPrevious("operator", char);
       index += 1;
       continue;
@@ -351,7 +357,6 @@ export function scanScript(text: string): ScriptScan {
         continue;
       }
       stack.pop();
-      if (top.char === "{") braces--;
       openArrows -= top.arrows ?? 0;
       index += 1;
       if (top.tag === TAG_TEMPLATE) {

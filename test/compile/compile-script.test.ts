@@ -47,7 +47,7 @@ describe("compileScript: output contract", () => {
 
   it.each(ENGINES)("says a script nests too deeply instead of passing on a stack overflow (%s)", (engine) => {
     const error = compileError(`return ${"[".repeat(20_000)}${"]".repeat(20_000)};`, engine);
-    expect(error).toMatchObject({ name: "CompileError", message: expect.stringContaining("nests too deeply") });
+    expect(error).toMatchObject({ name: "CompileError", message: expect.stringMatching(/nests .*deep/) });
   });
 
   it.each(ENGINES)("refuses a body that closes the wrapper function early where a `/` after a block is a division (%s)", (engine) => {
@@ -81,6 +81,11 @@ describe("compileScript: output contract", () => {
       `const f = ${"a =>\n".repeat(3_000)}1;\nreturn 1;`,
       `const f = ${"function () { return ".repeat(3_000)}1${" }".repeat(3_000)};\nreturn 1;`,
       `const f = ${'a => ")" + ('.repeat(3_000)}1${")".repeat(3_000)};\nreturn 1;`,
+      // Hidden from one reading of the scanner: a regular expression after a block on the same line…
+      `{} /'/; const f = (${Array.from({ length: 3_000 }, (_, i) => `x${i} => `).join("")}0);\nreturn 1;`,
+      // …a U+2028 inside a string, a comma inside type arguments.
+      `let s = "\u2028"; const f = (${"x => ".repeat(3_000)}0);\nreturn 1;`,
+      `const f = ${"x => g<A, B>(".repeat(1_000)}0${")".repeat(1_000)};\nreturn 1;`,
     ];
     for (const source of deep) {
       const error = compileError(source, engine);

@@ -2,19 +2,28 @@ import { describe, expect, it } from "vitest";
 import { scanScript } from "../../src/compile/index.ts";
 
 describe("scanScript", () => {
-  it("estimates how deep blocks and functions nest", () => {
+  it("estimates how deep brackets and functions nest", () => {
     expect(scanScript("return 1").maxNesting).toBe(0);
     expect(scanScript("const f = a => b => c => 1;").maxNesting).toBe(3);
     expect(scanScript("const f = (a) => { return (b) => { return 1; }; };").maxNesting).toBe(2);
     // An expression body ends at a comma, a semicolon, its bracket, or a line where ASI ends the statement.
-    expect(scanScript("const fs = [a => a, b => b, c => c];").maxNesting).toBe(1);
+    expect(scanScript("const fs = [a => a, b => b, c => c];").maxNesting).toBe(2);
     expect(scanScript("const f = a => a\nconst g = b => b\nconst h = c => c").maxNesting).toBe(1);
-    expect(scanScript("xs.map(a => a + 1)\n.map(b => b)\n.map(c => c)").maxNesting).toBe(1);
+    expect(scanScript("xs.map(a => a + 1)\n.map(b => b)\n.map(c => c)").maxNesting).toBe(2);
     // …but not where the expression goes on, or in strings and comments.
     expect(scanScript("const f = a =>\nb =>\nc => 1").maxNesting).toBe(3);
-    expect(scanScript('const f = a => ")" + (b => ")" + (c => 1));').maxNesting).toBe(3);
+    expect(scanScript('const f = a => ")" + (b => ")" + (c => 1));').maxNesting).toBe(5);
     expect(scanScript("const f = a => /* ; */ b => // ,\n c => 1").maxNesting).toBe(3);
     expect(scanScript("const s = `${`${1}`}`;").maxNesting).toBe(2);
+    // A comma inside type arguments ends nothing that the call's bracket does not count.
+    expect(scanScript(`const f = ${"x => g<A, B>(".repeat(10)}1${")".repeat(10)};`).maxNesting).toBeGreaterThanOrEqual(10);
+    // Strings end at CR or LF only: U+2028 and a backslash + CR LF continue them.
+    expect(scanScript('const s = "a\u2028)"; const t = (1);').maxNesting).toBe(1);
+    expect(scanScript('const s = "a\\\r\n)"; const t = (1);').maxNesting).toBe(1);
+    // A `/` right after a `}` is a guess, said as such.
+    expect(scanScript("{} /'/; x").ambiguousSlash).toBe(3);
+    expect(scanScript("const o = {}\n/ 2").ambiguousSlash).toBe(13);
+    expect(scanScript("const o = {} // note").ambiguousSlash).toBeUndefined();
     const deep = scanScript(`const f = ${"a => ".repeat(300)}1;`);
     expect(deep.maxNesting).toBe(300);
     expect(deep.maxNestingAt).toBe(10 + 299 * 5 + 2);
