@@ -27,15 +27,17 @@ const UNBOUNDED = 0x3fffffff;
 
 /**
  * Describes the first value in `value` that is not plain data, e.g. `"a function at .callback"`,
- * or returns `undefined` when all of it is plain data. With `maxValues`, more array items and
- * object fields than that (in all) is refused too, before they are walked.
+ * or returns `undefined` when all of it is plain data. With `maxValues`, more values than that
+ * (the value itself, and every array item and object field in it) is refused too, before they
+ * are walked.
  *
  * It runs on every call's arguments, in a fresh context (cold code), so the common case (plain
  * data) allocates nothing per value: no closure, no path text. The path of an offending value is
  * built only once one is found, from the keys still on the walk's stack.
  */
 export function findNonPlainData(value: unknown, maxValues = UNBOUNDED): string | undefined {
-  const walk: Walk = { ancestors: [], keys: [], what: "", why: "", depth: 0, left: maxValues, maxValues };
+  // The value itself counts as one, as the host counts the arguments object.
+  const walk: Walk = { ancestors: [], keys: [], what: "", why: "", depth: 0, left: maxValues - 1, maxValues };
   try {
     return visit(walk, value, 0) ? `${walk.what} at ${pathOf(walk)}${walk.why}` : undefined;
   } catch {
@@ -63,7 +65,7 @@ interface Walk {
 
 /** The walk went past its `maxValues` (counted by each container as it is entered). */
 function tooMany(walk: Walk, depth: number): true {
-  return fail(walk, `more than ${walk.maxValues} values (array items and object fields)`, depth, "; pass large data as an artifact");
+  return fail(walk, `more than ${walk.maxValues} values (the value, its items and fields)`, depth, "; pass large data as an artifact");
 }
 
 /** The path of the offending value, e.g. `.a[2].b`, or "the top level". */

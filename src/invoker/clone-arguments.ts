@@ -56,7 +56,7 @@ class CloneWalk {
   fail(why: string): undefined {
     if (this.failure === undefined) {
       const path = formatPath(this.keys);
-      this.failure = `${path === "" ? "arguments" : `argument "${path}"`} ${why}`;
+      this.failure = `${path === "" ? "the arguments object" : `argument "${path}"`} ${why}`;
     }
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { findNonPlainData } from "../../prelude/plain-data.ts";
 import { MAX_ARGUMENT_NODES } from "../../src/invoker/clone-arguments.ts";
 import { digestJson } from "../../src/kernel/index.ts";
 import { approver, echoTool, localTool, makeInvoker } from "./invoker-fixtures.ts";
@@ -79,6 +80,11 @@ describe("ToolInvoker argument gate", () => {
     const asObject = await invoker.invoke({ name: "wide", arguments: wide }, { session });
     expect(asObject).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining(`more than ${MAX_ARGUMENT_NODES} values`) });
     expect(tool.calls).toHaveLength(0);
+    // The arguments object counts as one: its fields may be one fewer, the prelude's bound too.
+    const full = Object.fromEntries(Array.from({ length: MAX_ARGUMENT_NODES - 1 }, (_, i) => [`k${i}`, i]));
+    expect((await invoker.invoke({ name: "wide", arguments: JSON.stringify(full) }, { session })).status).toBe("ok");
+    expect(findNonPlainData(full, MAX_ARGUMENT_NODES)).toBeUndefined();
+    expect(findNonPlainData({ ...full, one: 1 }, MAX_ARGUMENT_NODES)).toMatch(/more than 100000 values/);
   });
 
   it("compiles each tool's schema once", async () => {

@@ -19,11 +19,11 @@ describe("findNonPlainData", () => {
     expect(findNonPlainData(value)).toBe(message);
   });
 
-  it("refuses more than maxValues array items and object fields, before walking them", () => {
+  it("refuses more than maxValues values (the value, its items and fields), before walking them", () => {
     const wide = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, [1, 2]]));
-    expect(findNonPlainData(wide, 150)).toBeUndefined(); // 50 fields + 100 items
-    expect(findNonPlainData(wide, 149)).toBe("more than 149 values (array items and object fields) at .k49; pass large data as an artifact");
-    expect(findNonPlainData({ list: new Array(10).fill(0) }, 5)).toBe("more than 5 values (array items and object fields) at .list; pass large data as an artifact");
+    expect(findNonPlainData(wide, 151)).toBeUndefined(); // the object + 50 fields + 100 items
+    expect(findNonPlainData(wide, 150)).toBe("more than 150 values (the value, its items and fields) at .k49; pass large data as an artifact");
+    expect(findNonPlainData({ list: new Array(10).fill(0) }, 5)).toBe("more than 5 values (the value, its items and fields) at .list; pass large data as an artifact");
     expect(findNonPlainData({ list: new Array(10).fill(0) })).toBeUndefined(); // no bound by default
   });
 

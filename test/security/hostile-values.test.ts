@@ -85,7 +85,7 @@ const attacks: Attack[] = [
       returnValue: [
         "error",
         "BRIDGE_ERROR",
-        "tools.spy: arguments must be plain JSON data; found more than 100000 values (array items and object fields) at .o; pass large data as an artifact.",
+        "tools.spy: arguments must be plain JSON data; found more than 100000 values (the value, its items and fields) at .o; pass large data as an artifact.",
       ],
     },
   }),
