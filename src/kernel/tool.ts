@@ -33,8 +33,10 @@ export interface Tool<Args = Record<string, unknown>, Result = unknown> {
   /**
    * JSON Schema of the arguments; validated with ajv before `execute` runs, on own properties.
    * `pattern` and `patternProperties` run in linear time (RE2), since scripts choose the text;
-   * a pattern with lookaround, backreferences, `[^]`, `\cX` or `\S` inside a class has no RE2
-   * form and runs on V8's backtracking engine: keep such patterns free of nested quantifiers.
+   * a pattern RE2 cannot express or compile (lookaround, backreferences, modifier groups,
+   * `[^]`, `\cX`, `\S` inside a class, long property names like `\p{Letter}` (write `\p{L}`),
+   * counts over 1 000) runs on V8's backtracking engine: keep such patterns free of nested
+   * quantifiers.
    */
   readonly inputSchema: ObjectJsonSchema;
   /** JSON Schema of `structuredContent`; types `structured` in the chain declarations. */

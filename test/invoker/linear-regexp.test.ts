@@ -25,6 +25,8 @@ const PATTERNS = [
   "^(a+)+$",
   "^(a|aa)+$",
   "^x{2,3}$",
+  "^\\uD83D\\uDE00$",
+  "^[\\uD83D\\uDE00]$",
 ];
 const TEXTS = [
   "",
@@ -51,6 +53,8 @@ const TEXTS = [
   "aaaa",
   "xx",
   "xxxx",
+  "\uD83D",
+  "😀😀",
 ];
 
 describe("linearRegExp (ajv's pattern engine)", () => {
@@ -69,7 +73,7 @@ describe("linearRegExp (ajv's pattern engine)", () => {
   });
 
   it("keeps V8's engine for what RE2 cannot express", () => {
-    for (const pattern of ["^(?=.*\\d).+$", "(?<!x)y", "^(a)\\1$", "^[^]$", "[\\S\\d]", "\\cJ"]) {
+    for (const pattern of ["^(?=.*\\d).+$", "(?<!x)y", "^(a)\\1$", "^[^]$", "[\\S\\d]", "\\cJ", "^(?s:.+)$", "(?m:a$)", "(?-i:a)", "^[[:digit:][a]$"]) {
       expect(toRe2Syntax(pattern), pattern).toBeUndefined();
       const engine = linearRegExp(pattern, "u");
       expect(engine).toBeInstanceOf(RegExp);

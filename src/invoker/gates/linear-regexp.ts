@@ -7,10 +7,12 @@
  *
  * JSON Schema patterns are ECMAScript regular expressions (ajv's `u` mode); RE2's syntax differs in
  * a few places, translated here so a pattern matches the same strings on both engines:
- * `\uXXXX` / `\u{X…}` escapes, `.` (which in ECMAScript also stops at `\r`, U+2028 and U+2029),
- * and `\s` (ECMAScript's Unicode white space). What RE2 cannot express at all (lookaround,
- * backreferences, `\S` inside a class, `[^]`, `\cX`) keeps V8's engine: such a pattern is the tool
- * author's choice and is said in the TSDoc of `Tool.inputSchema`.
+ * `\uXXXX` / `\u{X…}` escapes (a surrogate pair of escapes is one code point), `.` (which in
+ * ECMAScript also stops at `\r`, U+2028 and U+2029), and `\s` (ECMAScript's Unicode white
+ * space). What RE2 cannot express or reads otherwise (lookaround, backreferences, modifier groups,
+ * `[:` in a class, `\S` inside a class, `[^]`, `\cX`) and what re2js refuses to compile (long
+ * Unicode property names such as `\p{Letter}`, counts over 1 000) keeps V8's engine: such a
+ * pattern is the tool author's choice, and the TSDoc of `Tool.inputSchema` says so.
  * @module
  */
 import { RE2JS } from "re2js";
@@ -66,10 +68,17 @@ export function toRe2Syntax(pattern: string): string | undefined {
       if (next === undefined) return undefined;
       if (next === "u") {
         const braced = /^\{([0-9a-fA-F]{1,6})\}/.exec(pattern.slice(i + 2));
+        const pair = /^([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})/.exec(pattern.slice(i + 2));
         const plain = /^[0-9a-fA-F]{4}/.exec(pattern.slice(i + 2));
         if (braced !== null) {
           out += `\\x{${braced[1]}}`;
           i += 1 + braced[0].length;
+        } else if (pair !== null) {
+          // A surrogate pair written as two escapes is one code point in `u` mode.
+          const high = Number.parseInt(pair[1] as string, 16);
+          const low = Number.parseInt(pair[2] as string, 16);
+          out += `\\x{${(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)).toString(16)}}`;
+          i += 1 + pair[0].length;
         } else if (plain !== null) {
           out += `\\x{${plain[0]}}`;
           i += 5;
@@ -97,6 +106,8 @@ export function toRe2Syntax(pattern: string): string | undefined {
     }
     if (inClass) {
       if (char === "]") inClass = false;
+      // `[:` starts a POSIX class in RE2 and is two members in ECMAScript.
+      if (char === "[" && pattern[i + 1] === ":") return undefined;
       out += char;
       continue;
     }
@@ -107,8 +118,12 @@ export function toRe2Syntax(pattern: string): string | undefined {
       out += char;
       continue;
     }
-    if (char === "(" && pattern[i + 1] === "?" && (pattern[i + 2] === "=" || pattern[i + 2] === "!" || (pattern[i + 2] === "<" && (pattern[i + 3] === "=" || pattern[i + 3] === "!")))) {
-      return undefined;
+    if (char === "(" && pattern[i + 1] === "?") {
+      const kind = pattern[i + 2] ?? "";
+      // Lookaround has no RE2 form; modifier groups ((?i:...), (?s:...), (?-m:...)) mean other
+      // things there (RE2's `m` knows only LF as a line end, and `.` is rewritten below).
+      if (kind === "=" || kind === "!" || (kind === "<" && (pattern[i + 3] === "=" || pattern[i + 3] === "!"))) return undefined;
+      if (kind === "-" || /^[a-zA-Z]$/.test(kind)) return undefined;
     }
     out += char === "." ? ES_DOT : char;
   }
