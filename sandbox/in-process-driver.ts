@@ -5,6 +5,7 @@
  * catastrophic) would take the process down: use the process driver where that matters.
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
 import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
@@ -18,12 +19,16 @@ import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sand
 export interface InProcessSandboxDriverOptions extends Omit<IsolatePoolOptions, "drive" | "watch"> {
   /**
    * Most runs (so isolates) at once; runs beyond it wait for one to end (or for their signal).
-   * Each isolate holds its own heap: without a bound, chains started from inside tool calls
-   * (a tool that runs a chain that calls that tool...) or a burst of concurrent chains take the
-   * host's memory one isolate at a time. @defaultValue 32
+   * Each isolate holds its own heap: without a bound, a burst of concurrent chains takes the
+   * host's memory one isolate at a time. A run started from inside a tool call of a run (a tool
+   * that runs a chain) does not wait, since its caller holds a slot; such nesting stops at
+   * {@link MAX_NESTED_RUNS} deep. @defaultValue 32
    */
   readonly maxIsolates?: number;
 }
+
+/** Most runs nested inside tool calls of one another (see `run`). */
+export const MAX_NESTED_RUNS = 8;
 
 /** How a wait for a free isolate ended. */
 type Admission = "admitted" | "cancelled" | "timeout";
@@ -44,6 +49,8 @@ export class InProcessSandboxDriver implements SandboxDriver {
   #closed = false;
   #running = 0;
   readonly #waiters: Waiter[] = [];
+  /** How deep the current code runs inside tool calls of this driver's runs. */
+  readonly #depth = new AsyncLocalStorage<number>();
 
   /**
    * Creates the driver; isolates are made on first use or by {@link warm}. Throws
@@ -75,7 +82,15 @@ export class InProcessSandboxDriver implements SandboxDriver {
    */
   async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
-    if (this.#running < this.maxIsolates) {
+    // A run started from inside a tool call of this driver's runs (a tool that runs a chain)
+    // skips the queue: its caller holds a slot until it ends, so waiting could never end. The
+    // depth of such nesting is bounded instead.
+    const depth = this.#depth.getStore() ?? 0;
+    if (depth >= MAX_NESTED_RUNS) {
+      const message = `chains nested ${depth + 1} deep inside tool calls (a tool that runs a chain whose script calls it again?); at most ${MAX_NESTED_RUNS} are run`;
+      return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+    }
+    if (depth > 0 || this.#running < this.maxIsolates) {
       this.#running++;
     } else {
       const waitStart = performance.now();
@@ -94,8 +109,13 @@ export class InProcessSandboxDriver implements SandboxDriver {
       } catch (error) {
         throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
       }
+      const onToolCall = request.onToolCall;
+      const nested: SandboxRunRequest = {
+        ...request,
+        onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal),
+      };
       try {
-        return await runner.run(request);
+        return await runner.run(nested);
       } finally {
         this.#pool.release(runner);
       }
@@ -130,6 +150,11 @@ export class InProcessSandboxDriver implements SandboxDriver {
 
   /** A run ended: its slot goes to the first waiter as it is (no new run can take it between). */
   #leave(): void {
+    // Nested runs can take the count past the bound: those slots are not handed on.
+    if (this.#running > this.maxIsolates) {
+      this.#running--;
+      return;
+    }
     const next = this.#waiters.shift();
     if (next !== undefined) next.admit("admitted");
     else this.#running--;
