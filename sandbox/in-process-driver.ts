@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
-import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import { MAX_NESTED_RUNS, nestedTooDeep, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /**
  * Options of an {@link InProcessSandboxDriver}; see {@link IsolatePoolOptions} for each field.
@@ -26,9 +26,6 @@ export interface InProcessSandboxDriverOptions extends Omit<IsolatePoolOptions, 
    */
   readonly maxIsolates?: number;
 }
-
-/** Most runs nested inside tool calls of one another (see `run`). */
-export const MAX_NESTED_RUNS = 8;
 
 /** How a wait for a free isolate ended. */
 type Admission = "admitted" | "cancelled" | "timeout";
@@ -86,10 +83,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
     // skips the queue: its caller holds a slot until it ends, so waiting could never end. The
     // depth of such nesting is bounded instead.
     const depth = this.#depth.getStore() ?? 0;
-    if (depth >= MAX_NESTED_RUNS) {
-      const message = `chains nested ${depth + 1} deep inside tool calls (a tool that runs a chain whose script calls it again?); at most ${MAX_NESTED_RUNS} are run`;
-      return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
-    }
+    if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     if (depth > 0 || this.#running < this.maxIsolates) {
       this.#running++;
     } else {

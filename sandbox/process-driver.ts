@@ -20,12 +20,13 @@
  *   `SANDBOX_FAILED`.
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
-import type { SandboxDriver, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import { MAX_NESTED_RUNS, nestedTooDeep, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** The child entry next to this file: `.ts` in the source tree (Node's type stripping), `.js` when built. */
 const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -78,6 +79,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
   readonly #idle: SandboxProcess[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #extraTimers = new Map<SandboxProcess, ReturnType<typeof setTimeout>>();
+  /** How deep the current code runs inside tool calls of this driver's runs. */
+  readonly #depth = new AsyncLocalStorage<number>();
   #spawned = 0;
   #startFailures = 0;
   #closed = false;
@@ -122,10 +125,16 @@ export class ProcessSandboxDriver implements SandboxDriver {
   async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
     if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
-    const child = await this.#acquire(request.signal);
+    // A run started from inside a tool call of this driver's runs (a tool that runs a chain):
+    // its caller holds a child until it ends, so it goes first and may start a child past
+    // maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
+    const depth = this.#depth.getStore() ?? 0;
+    if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
+    const child = await this.#acquire(request.signal, depth > 0);
     if (child === undefined) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
+    const onToolCall = request.onToolCall;
     try {
-      return await child.run(request);
+      return await child.run({ ...request, onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal) });
     } finally {
       this.#release(child);
     }
@@ -158,7 +167,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     await Promise.all(children.map((child) => child.exited));
   }
 
-  #acquire(signal: AbortSignal | undefined): Promise<SandboxProcess | undefined> {
+  #acquire(signal: AbortSignal | undefined, nested: boolean): Promise<SandboxProcess | undefined> {
     if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
     // Prefer a child whose next context is prepared; else the least recently used.
     let index = this.#idle.findIndex((child) => child.isPrepared);
@@ -170,9 +179,15 @@ export class ProcessSandboxDriver implements SandboxDriver {
     }
     const { promise, resolve, reject } = Promise.withResolvers<SandboxProcess | undefined>();
     const waiter: Waiter = { resolve, reject };
-    this.#waiters.push(waiter);
-    // More chains waiting than children on the way: start one more, within the cap.
-    if (this.#startingCount() < this.#waiters.length && this.#liveCount() < this.maxProcesses) this.#spawn();
+    if (nested) {
+      // First in line, with a child of its own on the way, past the cap if need be.
+      this.#waiters.unshift(waiter);
+      if (this.#startingCount() < this.#waiters.length) this.#spawn();
+    } else {
+      this.#waiters.push(waiter);
+      // More chains waiting than children on the way: start one more, within the cap.
+      if (this.#startingCount() < this.#waiters.length && this.#liveCount() < this.maxProcesses) this.#spawn();
+    }
     if (signal !== undefined) {
       const onAbort = (): void => {
         const index = this.#waiters.indexOf(waiter);

@@ -113,3 +113,16 @@ export interface SandboxDriver {
   /** Disposes every isolate and child; later `run` calls reject with `SANDBOX_FAILED`/`CHAIN_CLOSED`. */
   close(): Promise<void>;
 }
+
+/**
+ * Most runs nested inside tool calls of one another on one driver (a tool that runs a chain
+ * whose script calls a tool that runs a chain...). Such a run does not wait for a sandbox, since
+ * its caller holds one until it ends; past this depth it is refused ({@link nestedTooDeep}).
+ */
+export const MAX_NESTED_RUNS = 8;
+
+/** The outcome of a run nested past {@link MAX_NESTED_RUNS}: a `SandboxError` saying why. */
+export function nestedTooDeep(depth: number): SandboxRunOutcome {
+  const message = `chains nested ${depth + 1} deep inside tool calls (a tool that runs a chain whose script calls it again?); at most ${MAX_NESTED_RUNS} are run`;
+  return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+}

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { InProcessSandboxDriver, MAX_NESTED_RUNS } from "../../sandbox/in-process-driver.ts";
+import { InProcessSandboxDriver } from "../../sandbox/in-process-driver.ts";
 import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
 import type { SandboxRunRequest } from "../../sandbox/sandbox-driver.ts";
 import { compileScript } from "../../src/compile/index.ts";
 import { isChainRuntimeError, resolveChainPolicy, type InvocationResult } from "../../src/kernel/index.ts";
-import { defineTool, ToolChainTool } from "../../src/index.ts";
 import { runSandboxDriverContract } from "../contracts/sandbox-driver.contract.ts";
 
 runSandboxDriverContract("InProcessSandboxDriver", { create: () => new InProcessSandboxDriver({ poolSize: 2, memoryLimitMb: 64 }) });
@@ -64,35 +63,6 @@ describe("InProcessSandboxDriver maxIsolates", () => {
     expect(isChainRuntimeError(error) && error.code === "SANDBOX_FAILED").toBe(true);
     release?.();
     await busy.catch(() => undefined);
-  });
-
-  it("runs a chain started from inside a tool call without waiting, and stops nesting at MAX_NESTED_RUNS", async () => {
-    const driver = new InProcessSandboxDriver({ poolSize: 1, maxIsolates: 1 });
-    const ref: { chain?: ToolChainTool } = {};
-    let deepest = 0;
-    const sub = defineTool({
-      name: "sub",
-      description: "Runs a chain: the answer, or (deep) the same script again.",
-      inputSchema: { type: "object", properties: { again: { type: "boolean" } } } as const,
-      execute: async ({ again }, ctx) => {
-        const run = await (ref.chain as ToolChainTool).run(again ? RECURSE : "return 41 + 1", { signal: ctx.signal });
-        if (run.status === "ok") deepest++;
-        return { status: run.status, value: run.returnValue ?? null, error: run.error?.message ?? null };
-      },
-    });
-    const RECURSE = "const r = await tools.sub({ again: true }); return r.structured;";
-    const chain = new ToolChainTool({ tools: [sub], driver, policy: { totalTimeoutMs: 20_000 } });
-    ref.chain = chain;
-    // With one isolate, the inner chain would wait for the outer one's slot forever.
-    const once = await chain.run("const r = await tools.sub({}); return r.structured.value;");
-    expect(once).toMatchObject({ status: "ok", returnValue: 42 });
-    deepest = 0;
-    const deep = await chain.run(RECURSE);
-    expect(deep.status).toBe("ok");
-    expect(JSON.stringify(deep.returnValue)).toContain(`at most ${MAX_NESTED_RUNS} are run`);
-    expect(deepest).toBe(MAX_NESTED_RUNS - 1);
-    await chain.close();
-    await driver.close();
   });
 
   it("refuses a maxIsolates that is not a positive integer", () => {
