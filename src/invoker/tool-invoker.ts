@@ -71,6 +71,7 @@ import { containsArtifactArgument } from "./contains-artifact-argument.ts";
 import { invocationFailure, isInvocationFailure } from "./invocation-failure.ts";
 import { DEFAULT_MAX_TRACE_RECORDS, InvokerSession, sessionStateOf, type SessionState } from "./invoker-session.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
+import { readErrorFields } from "../kernel/error-fields.ts";
 
 /** What a {@link ToolInvoker} is built from. */
 export interface ToolInvokerOptions {
@@ -401,18 +402,10 @@ function cancelledBeforeRun(tool: string): InvocationResult {
 /** Never throws, whatever the tool threw (see `describeThrown`). */
 function describeToolThrow(tool: string, error: unknown): string {
   if (error === undefined) return `Tool "${tool}" threw undefined (no error message).`;
-  let isError = false;
-  try {
-    isError = error instanceof Error;
-  } catch {
-    // a proxy whose getPrototypeOf trap throws: described as a value below
-  }
-  if (!isError) return `Tool "${tool}" threw a non-Error value: ${describeThrown(error)}`;
-  try {
-    const { name, message } = error as { name: unknown; message: unknown };
-    if (typeof name === "string" && typeof message === "string") return `Tool "${tool}" threw ${name}: ${message || "(no message)"}`;
-  } catch {
-    // throwing getters: said below
+  const fields = readErrorFields(error);
+  if (fields === undefined) return `Tool "${tool}" threw a non-Error value: ${describeThrown(error)}`;
+  if (fields !== "unreadable" && typeof fields.name === "string" && typeof fields.message === "string") {
+    return `Tool "${tool}" threw ${fields.name}: ${fields.message || "(no message)"}`;
   }
   return `Tool "${tool}" threw an Error whose name or message cannot be read.`;
 }

@@ -1,3 +1,5 @@
+import { readErrorFields } from "./error-fields.ts";
+
 /**
  * The one catalogue of errors isochain throws. Thrown only for programmer and configuration
  * mistakes; per-call and per-chain outcomes are values (`InvocationResult`, `ChainRunResult`).
@@ -69,20 +71,11 @@ export function isChainRuntimeError(value: unknown): value is ChainRuntimeError 
  */
 export function describeThrown(value: unknown): string {
   if (typeof value === "string") return value;
-  let isError = false;
-  try {
-    isError = value instanceof Error;
-  } catch {
-    // a proxy whose getPrototypeOf trap throws: not an Error we can read
-  }
-  if (isError) {
-    try {
-      const { message, name } = value as { message: unknown; name: unknown };
-      if (typeof message === "string" && message !== "") return message;
-      return typeof name === "string" && name !== "" ? name : "Error";
-    } catch {
-      return "an Error whose message cannot be read";
-    }
+  const error = readErrorFields(value);
+  if (error === "unreadable") return "an Error whose message cannot be read";
+  if (error !== undefined) {
+    if (typeof error.message === "string" && error.message !== "") return error.message;
+    return typeof error.name === "string" && error.name !== "" ? error.name : "Error";
   }
   try {
     const text = JSON.stringify(value);
