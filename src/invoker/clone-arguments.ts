@@ -61,10 +61,15 @@ class CloneWalk {
     return undefined;
   }
 
+  /** {@link fail} for more than `maxNodes` values. */
+  tooLarge(): undefined {
+    return this.fail(`makes the arguments too large (more than ${this.maxNodes} values); pass large data as an artifact`);
+  }
+
   /** Returns the copy, or `undefined` with {@link failure} set. `undefined` input is handled by callers. */
   copy(value: unknown, depth: number): unknown {
     if (++this.nodes > this.maxNodes) {
-      return this.fail(`makes the arguments too large (more than ${this.maxNodes} values); pass large data as an artifact`);
+      return this.tooLarge();
     }
     switch (typeof value) {
       case "string":
@@ -110,7 +115,7 @@ class CloneWalk {
   private copyArray(source: unknown[], depth: number): unknown[] | undefined {
     const length = source.length;
     if (this.nodes + length > this.maxNodes) {
-      return this.fail(`makes the arguments too large (more than ${this.maxNodes} values); pass large data as an artifact`);
+      return this.tooLarge();
     }
     const out = new Array<unknown>(length);
     const keys = this.keys;
@@ -140,7 +145,7 @@ class CloneWalk {
     const ownKeys = Reflect.ownKeys(source);
     // Past the bound with its keys alone: said before any of them is read.
     if (this.nodes + ownKeys.length > this.maxNodes) {
-      return this.fail(`makes the arguments too large (more than ${this.maxNodes} values); pass large data as an artifact`);
+      return this.tooLarge();
     }
     for (const key of ownKeys) {
       if (typeof key === "symbol") {
