@@ -5,10 +5,9 @@
  * catastrophic) would take the process down: use the process driver where that matters.
  * @module
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
-import { MAX_NESTED_RUNS, nestedTooDeep, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /**
  * Options of an {@link InProcessSandboxDriver}; see {@link IsolatePoolOptions} for each field.
@@ -46,8 +45,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
   #closed = false;
   #running = 0;
   readonly #waiters: Waiter[] = [];
-  /** How deep the current code runs inside tool calls of this driver's runs. */
-  readonly #depth = new AsyncLocalStorage<number>();
+  readonly #nesting = new RunNesting();
 
   /**
    * Creates the driver; isolates are made on first use or by {@link warm}. Throws
@@ -82,7 +80,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
     // A run started from inside a tool call of this driver's runs (a tool that runs a chain)
     // skips the queue: its caller holds a slot until it ends, so waiting could never end. The
     // depth of such nesting is bounded instead.
-    const depth = this.#depth.getStore() ?? 0;
+    const depth = this.#nesting.current;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     if (depth > 0 || this.#running < this.maxIsolates) {
       this.#running++;
@@ -103,13 +101,8 @@ export class InProcessSandboxDriver implements SandboxDriver {
       } catch (error) {
         throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
       }
-      const onToolCall = request.onToolCall;
-      const nested: SandboxRunRequest = {
-        ...request,
-        onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal),
-      };
       try {
-        return await runner.run(nested);
+        return await runner.run(this.#nesting.within(request, depth));
       } finally {
         this.#pool.release(runner);
       }

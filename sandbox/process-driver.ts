@@ -20,13 +20,12 @@
  *   `SANDBOX_FAILED`.
  * @module
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
-import { MAX_NESTED_RUNS, nestedTooDeep, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** The child entry next to this file: `.ts` in the source tree (Node's type stripping), `.js` when built. */
 const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -79,8 +78,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
   readonly #idle: SandboxProcess[] = [];
   readonly #waiters: Waiter[] = [];
   readonly #extraTimers = new Map<SandboxProcess, ReturnType<typeof setTimeout>>();
-  /** How deep the current code runs inside tool calls of this driver's runs. */
-  readonly #depth = new AsyncLocalStorage<number>();
+  readonly #nesting = new RunNesting();
   #spawned = 0;
   #startFailures = 0;
   #closed = false;
@@ -128,13 +126,12 @@ export class ProcessSandboxDriver implements SandboxDriver {
     // A run started from inside a tool call of this driver's runs (a tool that runs a chain):
     // its caller holds a child until it ends, so it goes first and may start a child past
     // maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
-    const depth = this.#depth.getStore() ?? 0;
+    const depth = this.#nesting.current;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     const child = await this.#acquire(request.signal, depth > 0);
     if (child === undefined) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
-    const onToolCall = request.onToolCall;
     try {
-      return await child.run({ ...request, onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal) });
+      return await child.run(this.#nesting.within(request, depth));
     } finally {
       this.#release(child);
     }

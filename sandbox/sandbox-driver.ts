@@ -11,6 +11,7 @@
  * - Console output reaches the host as it is written, so it survives a kill.
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { InvocationResult } from "../src/kernel/index.ts";
 
 /** The resource caps of one run. */
@@ -125,4 +126,20 @@ export const MAX_NESTED_RUNS = 8;
 export function nestedTooDeep(depth: number): SandboxRunOutcome {
   const message = `chains nested ${depth + 1} deep inside tool calls (a tool that runs a chain whose script calls it again?); at most ${MAX_NESTED_RUNS} are run`;
   return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+}
+
+/** How deep the current code runs inside tool calls of one driver's runs (each driver has its own). */
+export class RunNesting {
+  readonly #depth = new AsyncLocalStorage<number>();
+
+  /** The depth of a run started now: 0 outside every tool call of this driver's runs. */
+  get current(): number {
+    return this.#depth.getStore() ?? 0;
+  }
+
+  /** `request` with its tool calls run one level below `depth` (a run they start sees `depth + 1`). */
+  within(request: SandboxRunRequest, depth: number): SandboxRunRequest {
+    const onToolCall = request.onToolCall;
+    return { ...request, onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal) };
+  }
 }
