@@ -421,10 +421,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     let outcome: SandboxRunOutcome;
     let refusedByV8: CompileFailure | undefined;
     if (isDeferredCompile(compiling)) {
-      const started = compiled;
+      const firstAttempt = compiled;
       const confirming = afterThisTurn(() => compiling.confirm());
       unconfirmed = confirming.then(
-        (result) => result === started,
+        (result) => result === firstAttempt,
         () => false,
       );
       // Confirmed: later calls go straight through. Refused: every later call of this attempt is refused too.
@@ -685,12 +685,12 @@ function withoutError(outcome: SandboxRunOutcome): SandboxRunOutcome {
   return rest;
 }
 
-/** Resolves `value` when `signal` aborts (at once when it has). */
 /** The answer to a call made by code V8's check then refused (never run, never traced: the run becomes that compile error or is run again). */
 function unconfirmedCallResult(tool: string): InvocationResult {
   return { status: "error", code: "CANCELLED", text: `The call of "${tool}" was not run: the script did not compile.` };
 }
 
+/** Resolves `value` when `signal` aborts (at once when it has). */
 function whenAborted<T>(signal: AbortSignal, value: T): Promise<T> {
   if (signal.aborted) return Promise.resolve(value);
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value), { once: true }));
@@ -715,7 +715,6 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   }
 }
 
-/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming the run option that cannot be used. */
 /** `work`'s value, computed in the check phase of this event-loop turn (after its I/O and microtasks). */
 function afterThisTurn<T>(work: () => T): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -729,6 +728,7 @@ function afterThisTurn<T>(work: () => T): Promise<T> {
   });
 }
 
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming the run option that cannot be used. */
 function checkRunOptions(options: ChainRunOptions): void {
   if (typeof options !== "object" || options === null) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options must be an object; got ${options === null ? "null" : typeof options}.`);

@@ -26,8 +26,9 @@
  * V8's check (the compile above, and the fast path's fall-through to esbuild) is the
  * last step, `confirm()` of a {@link DeferredCompile}: `compileScript` confirms at once; the
  * chain runtime compiles with {@link compileScriptDeferred} and confirms while the sandbox
- * compiles the same code, except where the scanner had to guess (a `/` after a block and a
- * line break), which is confirmed before anything runs. The final result is the same either way, and only it is cached.
+ * compiles the same code, except where the scanner had to guess (a `/` right after a `}`),
+ * which is confirmed before anything runs. The final result is the same either way, and only
+ * it is cached.
  *
  * Invariants: never throws for anything in the script (only `COMPILE_FAILED` when esbuild
  * itself cannot run); every error position is 1-based in the original text (UTF-16
@@ -244,7 +245,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
   if (refused !== undefined) {
     // V8's check comes first on the fast path: stripped code V8 refuses goes to esbuild, whose
     // verdict stands (a rare case: no reason to defer it).
-    if (usedEngine === "strip" && !v8Accepts(code)) return confirmed(compileUncached(source, filename, "esbuild"));
+    if (usedEngine === "strip" && !isOneFunctionBody(code)) return confirmed(compileUncached(source, filename, "esbuild"));
     return { ok: false, hash, error: refused };
   }
   const result: CompileSuccess = { ok: true, code, hash, map, engine: usedEngine };
@@ -262,7 +263,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
  */
 function checkWithV8(result: CompileSuccess, source: string, filename: string, text: SourceText, scan: ScriptScan): CompileResult {
   if (result.engine === "strip") {
-    return v8Accepts(result.code) ? result : confirmed(compileUncached(source, filename, "esbuild"));
+    return isOneFunctionBody(result.code) ? result : confirmed(compileUncached(source, filename, "esbuild"));
   }
   const refusedByV8 = v8SyntaxError(result.code, text, result.map, scan);
   return refusedByV8 === undefined ? result : { ok: false, hash: result.hash, error: refusedByV8 };
@@ -430,7 +431,7 @@ const STRIPPER_MAX_CHARS = 6 * 1024;
 export const MAX_SCRIPT_CHARS = 2_097_152;
 
 /**
- * Deepest nesting of blocks and functions compiled (see `ScriptScan.maxNesting`). esbuild's time
+ * Deepest nesting of brackets and functions compiled (see `ScriptScan.maxNesting`). esbuild's time
  * grows with the cube of function nesting (1 000 nested arrows: 2 s on the host's thread; 3 000:
  * 55 s), and V8 cannot compile 1 000 anyway; 256 costs esbuild tens of ms at worst.
  */
@@ -552,28 +553,23 @@ function v8SyntaxError(code: string, text: SourceText, map: SourcePositionMapper
   }
 }
 
-/** True when V8 compiles `code` (not run) as one function: catches early errors the stripper does not check. */
-function v8Accepts(code: string): boolean {
-  return isOneFunctionBody(code);
-}
-
 /**
  * The AsyncFunction constructor of a context of our own that allows code generation from
  * strings, so the check works in a host run with `--disallow-code-generation-from-strings`
  * (which makes the main context's constructor throw EvalError). Nothing it compiles is run.
  */
 let asyncFunctionConstructor: FunctionConstructor | undefined;
-function AsyncFunctionOfCheck(): FunctionConstructor {
+function checkingAsyncFunction(): FunctionConstructor {
   asyncFunctionConstructor ??= runInContext("(async () => undefined).constructor", createContext({}, { codeGeneration: { strings: true, wasm: false } })) as FunctionConstructor;
   return asyncFunctionConstructor;
 }
 
 /**
- * True when the body of the compiled wrapper is one async function body as V8 reads it: the
- * Function constructor compiles (never runs) parameters and body apart and requires a single
- * function literal, so a body that closes the wrapper early (`}), sideEffect(), (async
- * function () {`) fails here even though the wrapped whole is valid JavaScript. Early errors
- * are caught as by compiling the whole.
+ * True when V8 compiles (never runs) the body of `code`'s wrapper as one async function body:
+ * the early errors the stripper does not check fail here, and so does a body that closes the
+ * wrapper early (`}), sideEffect(), (async function () {`), valid JavaScript as a whole, since
+ * the Function constructor parses parameters and body apart and requires a single function
+ * literal.
  */
 function isOneFunctionBody(code: string): boolean {
   const start = code.indexOf(COMPILED_SCRIPT_PREFIX);
@@ -582,7 +578,7 @@ function isOneFunctionBody(code: string): boolean {
   const end = code.lastIndexOf("}", tail - 1);
   if (start < 0 || end < start + COMPILED_SCRIPT_PREFIX.length) return false;
   try {
-    const AsyncFunction = AsyncFunctionOfCheck();
+    const AsyncFunction = checkingAsyncFunction();
     new AsyncFunction(code.slice(start + COMPILED_SCRIPT_PREFIX.length, end));
     return true;
   } catch {

@@ -238,10 +238,9 @@ export function scanScript(text: string, slashAfterBrace?: "regex" | "division")
     // Regular expressions.
     // A `/` right after a `}` is a regular expression after a block and a division after an
     // object literal or a function expression: the scanner guesses, and says it did.
-    if (code === 0x2f && previous === "brace" && text.charCodeAt(index + 1) !== 0x2f && text.charCodeAt(index + 1) !== 0x2a) {
-      ambiguousSlash ??= index;
-    }
-    if (code === 0x2f && slashAfterBrace !== undefined && previous === "brace" ? slashAfterBrace === "regex" : code === 0x2f && regexAllowed()) {
+    // (Comments were taken above, so this `/` is an operator or a regular expression.)
+    if (code === 0x2f && previous === "brace") ambiguousSlash ??= index;
+    if (code === 0x2f && (previous === "brace" && slashAfterBrace !== undefined ? slashAfterBrace === "regex" : regexAllowed())) {
       index += 1;
       let inClass = false;
       while (index < length) {
