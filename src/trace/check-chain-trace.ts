@@ -5,7 +5,10 @@
  * @module
  */
 import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolicy } from "../kernel/index.ts";
-import type { ChainTrace } from "./chain-trace.ts";
+import type { ChainTrace, TraceCallState } from "./chain-trace.ts";
+import { isChainRunStatus, isInvocationResult } from "./fold-trace-events.ts";
+
+const CALL_STATES: ReadonlySet<unknown> = new Set<TraceCallState>(["started", "completed", "in-doubt"]);
 
 /**
  * Throws `TRACE_INVALID` unless `trace` has the shape of a {@link ChainTrace} (the fields a
@@ -42,12 +45,21 @@ function traceProblem(trace: unknown): string | undefined {
     if (!isObject(call) || typeof call.callId !== "string" || typeof call.tool !== "string" || typeof call.seq !== "number" || typeof call.state !== "string") {
       return `calls[${index}] is not { callId, seq, tool, state, ... }`;
     }
+    if (!CALL_STATES.has(call.state)) return `calls[${index}].state is ${JSON.stringify(call.state)}, not "started", "completed" or "in-doubt"`;
+    if (typeof call.argsDigest !== "string") return `calls[${index}].argsDigest is ${describe(call.argsDigest)}, not a string`;
+    // A replay hands a recorded result to the script as it is: it must be one the invoker could
+    // have returned (as a trace file's results are checked when it is folded).
+    if ((call.state === "completed" || call.result !== undefined) && !isInvocationResult(call.result)) {
+      return `calls[${index}].result is not a result the invoker could have returned ({ status: "ok" | "error" | "denied", text, ... })`;
+    }
   }
   if (!Array.isArray(trace.approvalRequests)) return `approvalRequests is ${describe(trace.approvalRequests)}, not an array`;
   for (const [index, request] of trace.approvalRequests.entries()) {
     if (!isObject(request) || typeof request.id !== "string" || typeof request.tool !== "string") return `approvalRequests[${index}] is not { id, tool, args, ... }`;
   }
-  if (trace.outcome !== undefined && (!isObject(trace.outcome) || typeof trace.outcome.status !== "string")) return "outcome is not { status, ... }";
+  if (trace.outcome !== undefined && (!isObject(trace.outcome) || !isChainRunStatus(trace.outcome.status))) {
+    return 'outcome is not { status: "ok" | "error" | "timeout" | "cancelled" | "suspended", ... }';
+  }
   if (trace.parentChainId !== undefined && typeof trace.parentChainId !== "string") return "parentChainId is not a string";
   return undefined;
 }

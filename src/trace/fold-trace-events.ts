@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { ChainRuntimeError, isArtifactRef, type ApprovalRequest } from "../kernel/index.ts";
+import { ChainRuntimeError, isArtifactRef, type ApprovalRequest, type ChainRunStatus } from "../kernel/index.ts";
 import { TRACE_FORMAT_VERSION, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
 import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
 
@@ -158,6 +158,10 @@ const isObject = (value: unknown): boolean => typeof value === "object" && value
 
 const RESULT_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "denied"]);
 const RECORD_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "denied", "timeout"]);
+const CHAIN_RUN_STATUSES: ReadonlySet<unknown> = new Set<ChainRunStatus>(["ok", "error", "timeout", "cancelled", "suspended"]);
+
+/** True for a `ChainRunStatus`. */
+export const isChainRunStatus = (value: unknown): value is ChainRunStatus => CHAIN_RUN_STATUSES.has(value);
 const isRecord = (value: unknown): boolean => isObject(value) && !Array.isArray(value);
 const isByteCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
 
@@ -166,7 +170,7 @@ const isByteCount = (value: unknown): boolean => Number.isSafeInteger(value) && 
  * recorded result to the script as it is, so a tampered one (`status: "weird"`, a ref with
  * `../` in it, a negative size) must not get that far.
  */
-function isInvocationResult(value: unknown): boolean {
+export function isInvocationResult(value: unknown): boolean {
   if (!isRecord(value)) return false;
   const result = value as Record<string, unknown>;
   if (!RESULT_STATUSES.has(result.status) || !isString(result.text)) return false;
@@ -214,7 +218,7 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     durationMs: isNumber,
   },
   "approval-request": { request: isObject },
-  "chain-end": { status: isString, durationMs: isNumber, stats: isObject },
+  "chain-end": { status: isChainRunStatus, durationMs: isNumber, stats: isObject },
 };
 
 function checkEvent(event: unknown, index: number): asserts event is TraceEvent {

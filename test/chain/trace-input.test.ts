@@ -43,30 +43,30 @@ describe("functions that take a trace refuse what is not one, with a typed error
     expect((await replay(trace, { mode: "strict", driver: "in-process" })).identical).toBe(true);
   });
 
-  it.each([
-    ["null", null],
-    ["an empty object", {}],
-    ["a null tool in the toolbox", "toolsNull"],
-    ["calls that are not an array", "callsString"],
-    ["a call without an id", "callNoId"],
-    ["approval requests that are null", "approvalsNull"],
-    ["a seed run() would refuse", "seedFraction"],
-    ["a policy no chain could have run under", "policyBad"],
-  ])("TRACE_INVALID for %s", async (_label, kind) => {
-    const hostile: unknown =
-      kind === "seedFraction"
-        ? { ...trace, seed: 1.5 }
-        : kind === "policyBad"
-          ? { ...trace, policy: { ...trace.policy, maxToolCalls: -1 } }
-          : kind === "toolsNull"
-        ? { ...trace, toolbox: { ...trace.toolbox, tools: [null] } }
-        : kind === "callsString"
-          ? { ...trace, calls: "c0" }
-          : kind === "callNoId"
-            ? { ...trace, calls: [{ ...trace.calls[0], callId: 7 }] }
-            : kind === "approvalsNull"
-              ? { ...trace, approvalRequests: null }
-              : kind;
+  const withCall = (change: Record<string, unknown>): unknown => ({ ...trace, calls: [{ ...trace.calls[0], ...change }] });
+  const hostileTraces: Record<string, () => unknown> = {
+    null: () => null,
+    "an empty object": () => ({}),
+    "a null tool in the toolbox": () => ({ ...trace, toolbox: { ...trace.toolbox, tools: [null] } }),
+    "calls that are not an array": () => ({ ...trace, calls: "c0" }),
+    "a call without an id": () => withCall({ callId: 7 }),
+    "approval requests that are null": () => ({ ...trace, approvalRequests: null }),
+    "a seed run() would refuse": () => ({ ...trace, seed: 1.5 }),
+    "a policy no chain could have run under": () => ({ ...trace, policy: { ...trace.policy, maxToolCalls: -1 } }),
+    // Recorded results reach the script as they are on replay: only what the invoker could return.
+    "a call state that does not exist": () => withCall({ state: "whatever" }),
+    "a call without an argument digest": () => withCall({ argsDigest: undefined }),
+    "a completed call whose result is null": () => withCall({ result: null }),
+    "a completed call whose result is a string": () => withCall({ result: "pwned" }),
+    'a result with status "weird"': () => withCall({ result: { status: "weird", text: "x" } }),
+    "a result whose text is a number": () => withCall({ result: { status: "ok", text: 42 } }),
+    "a result whose artifact ref leaves the store": () => withCall({ result: { status: "ok", text: "x", artifactRef: "../../etc/passwd" } }),
+    "a malformed result on a call that never completed": () => withCall({ state: "in-doubt", result: { status: "ok" } }),
+    "an outcome status that does not exist": () => ({ ...trace, outcome: { ...trace.outcome, status: "whatever" } }),
+  };
+
+  it.each(Object.keys(hostileTraces))("TRACE_INVALID for %s", async (label) => {
+    const hostile = (hostileTraces[label] as () => unknown)();
     const asTrace = hostile as ChainTrace;
     expect(await codeOf(() => replay(asTrace, { mode: "strict", driver: "in-process" }))).toBe("TRACE_INVALID");
     expect(await codeOf(() => replay(asTrace, { mode: "resume", tools: [], driver: "in-process" }))).toBe("TRACE_INVALID");

@@ -114,6 +114,7 @@ describe("foldTraceEvents", () => {
     ["result files that are not files", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: "", files: "nope" } }]],
     ["a negative result size", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: "", bytes: -1 } }]],
     ["a record status no call has", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), status: "weird" }]],
+    ["a chain status no run has", [chainStartEvent("x"), { ...chainEndEvent(), status: "whatever" }]],
   ])("refuses %s with TRACE_INVALID", (_label, events) => {
     expect(foldError(events).code).toBe("TRACE_INVALID");
   });
