@@ -138,6 +138,20 @@ describe("traceToTest", () => {
     }
   });
 
+  it('keeps a recorded "__proto__" key as data in the emitted trace literal', () => {
+    const structured = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}') as Record<string, unknown>;
+    const [first, ...rest] = trace.calls;
+    const withProto: ChainTrace = { ...trace, calls: [{ ...(first as ChainTrace["calls"][number]), result: { status: "ok", text: "{}", structured } }, ...rest] };
+    const source = traceToTest(withProto);
+    const literal = /export const trace = ([\s\S]*) as unknown as ChainTrace;/.exec(source)?.[1];
+    expect(literal).toBeDefined();
+    const emitted = new Function(`return (${literal as string});`)() as ChainTrace;
+    const result = emitted.calls[0]?.result as { structured: Record<string, unknown> };
+    expect(Object.keys(result.structured)).toEqual(["__proto__", "a"]);
+    expect(Object.getPrototypeOf(result.structured)).toBe(Object.prototype);
+    expect(emitted).toEqual(JSON.parse(JSON.stringify(withProto)));
+  });
+
   it("emits a vitest file that passes for the recorded script and fails for a changed one", () => {
     const source = traceToTest(trace, { importFrom: resolve("src/index.ts") });
     expect(source).toContain('import { replay, type ChainTrace } from');
