@@ -33,6 +33,7 @@ import {
   type ProgressListener,
   type ToolRisk,
 } from "../kernel/index.ts";
+import { isApprovalDecision } from "../approval/check-approval-args.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import type { ChainTrace } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
@@ -40,7 +41,7 @@ import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
-import { ReplayRouter, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
+import { ReplayRouter, suspendedCallIds, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
 import { runWithPlan, ToolChainTool, type ChainRunOptions } from "./tool-chain-tool.ts";
 import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
@@ -120,7 +121,9 @@ export interface ReplayReport {
  * Replays `trace` (see the module comment). Never throws for what the script does; divergences
  * are in the report.
  * @throws ChainRuntimeError `REPLAY_FAILED` for an unknown mode, a resume without tools, or a
- * trace the store shows was already resumed or is being resumed (unless `force`).
+ * trace the store shows was already resumed or is being resumed (unless `force`);
+ * `ARGUMENT_INVALID` for an `inDoubt` or `approvals` decision that is not one, or that names no
+ * in-doubt (suspended) call of the trace.
  */
 export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   checkChainTrace(trace, "replay()");
@@ -185,6 +188,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   if (!options.toolbox && !options.tools) {
     throw new ChainRuntimeError("REPLAY_FAILED", "replay(trace, { mode: \"resume\" }) needs the tools (toolbox or tools): calls the trace lacks run live.");
   }
+  checkDecisions(trace, options);
   const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
   const traceStore = options.traceStore ?? new MemoryTraceStore();
   if (options.chainId !== undefined) await refuseTakenChainId(traceStore, trace.chainId, options.chainId);
@@ -240,6 +244,44 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
 }
 
 const DENY_ALL: ApprovalHandler = { request: async () => "denied" };
+
+const IN_DOUBT_DECISIONS: readonly InDoubtDecision[] = ["assume-done", "re-execute"];
+
+/**
+ * Throws `ARGUMENT_INVALID` unless every `inDoubt` decision is one and names an in-doubt call of
+ * `trace`, and every `approvals` decision is one and names a call the chain was suspended on: a
+ * decision the resume would never read must not look as if it had been taken.
+ */
+function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
+  const inDoubtIds = new Set(trace.calls.filter((call) => call.state !== "completed" || (call.result !== undefined && "code" in call.result && call.result.code === "IN_DOUBT")).map((call) => call.callId));
+  const suspendedIds = suspendedCallIds(trace);
+  const check = (field: "inDoubt" | "approvals", valid: (value: unknown) => boolean, allowed: string, calls: ReadonlySet<string>, what: string): void => {
+    const decisions: unknown = options[field];
+    if (decisions === undefined) return;
+    if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `replay() ${field} must be an object of decisions by call id, e.g. { c1: ${allowed.split(" or ")[0] ?? ""} }.`, {
+        details: { argument: field },
+      });
+    }
+    for (const [callId, decision] of Object.entries(decisions)) {
+      if (!valid(decision)) {
+        throw new ChainRuntimeError("ARGUMENT_INVALID", `replay() ${field}.${callId} must be ${allowed}; got ${JSON.stringify(decision) ?? String(decision)}.`, {
+          details: { argument: `${field}.${callId}` },
+        });
+      }
+      if (!calls.has(callId)) {
+        const known = [...calls].join(", ");
+        throw new ChainRuntimeError(
+          "ARGUMENT_INVALID",
+          `replay() ${field}.${callId}: chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? `it has none` : `its ${what}s are ${known}`}.`,
+          { details: { argument: `${field}.${callId}` } },
+        );
+      }
+    }
+  };
+  check("inDoubt", (value) => IN_DOUBT_DECISIONS.includes(value as InDoubtDecision), '"assume-done" or "re-execute"', inDoubtIds, "in-doubt call");
+  check("approvals", isApprovalDecision, '"approved", "denied" or "skipped"', suspendedIds, "call suspended for approval");
+}
 
 /** Every tool name the trace knows: its toolbox fingerprint and the tools its calls named. */
 function traceToolNames(trace: ChainTrace): string[] {

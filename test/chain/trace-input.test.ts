@@ -89,4 +89,27 @@ describe("functions that take a trace refuse what is not one, with a typed error
     expect(await codeOf(() => resumeChain(trace.chainId, "approved", {} as never))).toBe("ARGUMENT_INVALID");
     expect(await codeOf(() => foldTraceEvents(null as never))).toBe("TRACE_INVALID");
   });
+
+  it("ARGUMENT_INVALID for resume decisions that are not one or name no in-doubt or suspended call", async () => {
+    const { outcome: _outcome, ...crashed } = { ...trace, calls: [{ ...(trace.calls[0] as ChainTrace["calls"][number]), state: "in-doubt" as const, result: undefined }] };
+    const resume = (decisions: Record<string, unknown>): Promise<unknown> =>
+      replay(crashed, { mode: "resume", tools: [], driver: "in-process", ...decisions } as never);
+    const refusal = async (decisions: Record<string, unknown>): Promise<string> => {
+      try {
+        await resume(decisions);
+        return "no throw";
+      } catch (error) {
+        return isChainRuntimeError(error) ? `${error.code}: ${error.message}` : `untyped ${String(error)}`;
+      }
+    };
+    expect(await refusal({ inDoubt: { c0: "yes" } })).toMatch(/^ARGUMENT_INVALID: .*inDoubt\.c0 must be "assume-done" or "re-execute"; got "yes"/);
+    expect(await refusal({ inDoubt: { c0: "RE-EXECUTE" } })).toMatch(/^ARGUMENT_INVALID/);
+    expect(await refusal({ inDoubt: { c9: "assume-done" } })).toMatch(/^ARGUMENT_INVALID: .*has no in-doubt call c9; its in-doubt calls are c0/);
+    expect(await refusal({ inDoubt: 42 })).toMatch(/^ARGUMENT_INVALID: .*inDoubt must be an object/);
+    expect(await refusal({ approvals: { c0: "maybe" } })).toMatch(/^ARGUMENT_INVALID: .*approvals\.c0 must be "approved", "denied" or "skipped"/);
+    // The chain was not suspended: an approval decision would never be read.
+    expect(await refusal({ approvals: { c0: "approved" } })).toMatch(/^ARGUMENT_INVALID: .*has no call suspended for approval c0; it has none/);
+    const settled = (await resume({ inDoubt: { c0: "assume-done" } })) as { inDoubt: unknown };
+    expect(settled.inDoubt).toEqual([{ callId: "c0", tool: "echo", risk: "safe", resolution: "assume-done" }]);
+  });
 });
