@@ -3,7 +3,7 @@ import { type FileHandle, open } from "node:fs/promises";
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
 import { foldTraceEvents } from "./fold-trace-events.ts";
-import { decodeTraceFrames, TRACE_FRAME_HEADER_BYTES } from "./trace-frame-codec.ts";
+import { decodeTraceFrames } from "./trace-frame-codec.ts";
 
 /**
  * Reads a trace log file (as `FileTraceStore` writes them, `<chainId>.trace`) from any path
@@ -17,16 +17,8 @@ import { decodeTraceFrames, TRACE_FRAME_HEADER_BYTES } from "./trace-frame-codec
 export async function loadTraceFile(path: string): Promise<ChainTrace> {
   const bytes = await readTraceBytes(path);
   try {
-    const decoded = decodeTraceFrames(bytes);
-    if (decoded.events.length === 0 && decoded.tornBytes > 0 && !startsLikeTraceRecord(bytes)) {
-      // A crash can cut the first record short, but what is there of it is still a record's start.
-      throw new ChainRuntimeError(
-        "TRACE_INVALID",
-        `Not an isochain trace: none of its ${decoded.tornBytes} bytes decode as a trace record (a trace starts with its chain-start record).`,
-        { details: { bytes: decoded.tornBytes } },
-      );
-    }
-    return foldTraceEvents(decoded.events);
+    // A damaged log, or a file that is not one, is refused by the decoder (see its torn-tail rule).
+    return foldTraceEvents(decodeTraceFrames(bytes).events);
   } catch (error) {
     if (isChainRuntimeError(error) && error.code === "TRACE_INVALID") {
       throw new ChainRuntimeError("TRACE_INVALID", `${path}: ${error.message}`, {
@@ -79,15 +71,4 @@ async function readTraceBytes(path: string): Promise<Buffer> {
   } finally {
     await handle.close().catch(() => undefined);
   }
-}
-
-/**
- * True when `bytes` could be the start of a trace record (a length prefix, then a msgpack map:
- * every trace event is an object), or is too short to tell. A file that fails this is not a torn
- * trace but some other file.
- */
-function startsLikeTraceRecord(bytes: Uint8Array): boolean {
-  const first = bytes[TRACE_FRAME_HEADER_BYTES];
-  if (first === undefined) return true;
-  return (first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf;
 }

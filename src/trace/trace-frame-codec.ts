@@ -10,7 +10,13 @@
  *   structures), so each frame decodes on its own and a file can be read by any msgpack reader.
  * - A crash can only leave a partial frame at the end (appends are sequential). The decoder
  *   stops at the first frame that runs past the end of the bytes, or whose payload does not
- *   decode when it is the last one: that tail is "torn" and reported, not thrown.
+ *   decode when it is the last one: that tail is "torn" and reported, not thrown. So is a tail of
+ *   zero bytes (what some file systems leave of a write cut short by a power loss).
+ * - A frame that runs past the end is torn only if what is there of it could be the start of a
+ *   record: a msgpack map (every event is one) that is not complete. A damaged length prefix
+ *   in the middle of a log also runs past the end, but the bytes after it are a whole record
+ *   and more: that is corruption, `TRACE_INVALID`, never a tail to ignore (a writer would cut
+ *   the records after it off, and a resume would run them again).
  * - A frame that fails to decode with more frames after it is corruption: `TRACE_INVALID`.
  * - Maps decode as `Map`s and become plain objects here, a `__proto__` key as an own data
  *   property: a hostile file cannot pollute prototypes, and a tool result that really had a
@@ -82,7 +88,16 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
     if (offset + TRACE_FRAME_HEADER_BYTES > buffer.length) break;
     const length = buffer.readUInt32BE(offset);
     const end = offset + TRACE_FRAME_HEADER_BYTES + length;
-    if (end > buffer.length) break;
+    if (end > buffer.length) {
+      if (isZeros(buffer, offset) || isPartialRecord(buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES))) break;
+      throw new ChainRuntimeError(
+        "TRACE_INVALID",
+        `Trace frame ${events.length} at byte ${offset} claims ${length} bytes, past the end of the log, but is not a record cut short by a crash: ` +
+          `the log is damaged there (or is not a trace).`,
+        { details: { frame: events.length, offset, length } },
+      );
+    }
+    if (length === 0 && isZeros(buffer, offset)) break;
     let event: TraceEvent;
     try {
       if (length === 0) throw new Error("empty frame");
@@ -101,6 +116,30 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
     offset = end;
   }
   return { events, validBytes: offset, tornBytes: buffer.length - offset };
+}
+
+/**
+ * True when `payload`, the bytes left after a frame header that runs past the end, could be a
+ * record cut short: nothing yet, or the start of a msgpack map that does not decode for lack of
+ * bytes (msgpackr marks that `incomplete`). A whole value there, or any other byte first, means
+ * the length prefix is wrong.
+ */
+function isPartialRecord(payload: Buffer): boolean {
+  const first = payload[0];
+  if (first === undefined) return true;
+  if (!((first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf)) return false;
+  try {
+    unpackr.unpack(payload);
+    return false;
+  } catch (error) {
+    return (error as { incomplete?: unknown }).incomplete === true;
+  }
+}
+
+/** True when every byte of `buffer` from `offset` on is zero. */
+function isZeros(buffer: Buffer, offset: number): boolean {
+  for (let i = offset; i < buffer.length; i++) if (buffer[i] !== 0) return false;
+  return true;
 }
 
 /** `value` with every `Map` turned into a plain object (keys as strings; `__proto__` an own property). */

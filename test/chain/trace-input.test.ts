@@ -91,7 +91,8 @@ describe("functions that take a trace refuse what is not one, with a typed error
   });
 
   it("ARGUMENT_INVALID for resume decisions that are not one or name no in-doubt or suspended call", async () => {
-    const { outcome: _outcome, ...crashed } = { ...trace, calls: [{ ...(trace.calls[0] as ChainTrace["calls"][number]), state: "in-doubt" as const, result: undefined }] };
+    const { result: _result, ...started } = trace.calls[0] as ChainTrace["calls"][number];
+    const { outcome: _outcome, ...crashed } = { ...trace, calls: [{ ...started, state: "in-doubt" as const }] };
     const resume = (decisions: Record<string, unknown>): Promise<unknown> =>
       replay(crashed, { mode: "resume", tools: [], driver: "in-process", ...decisions } as never);
     const refusal = async (decisions: Record<string, unknown>): Promise<string> => {

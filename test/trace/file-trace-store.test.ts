@@ -90,7 +90,7 @@ describe("FileTraceStore", () => {
     await mkdir(dir, { recursive: true });
     const text = join(dir, "notes.trace");
     await writeFile(text, "root:x:0:0:root:/root:/bin/bash\n");
-    await expect(loadTraceFile(text)).rejects.toThrow(/Not an isochain trace: none of its 32 bytes decode as a trace record/);
+    await expect(loadTraceFile(text)).rejects.toThrow(/is not a record cut short by a crash: the log is damaged there \(or is not a trace\)/);
     // A crash while the first record was written: what is there is still a record's start.
     const start = encodeTraceFrame(chainStartEvent("cut"));
     const cut = join(dir, "cut.trace");
@@ -105,6 +105,35 @@ describe("FileTraceStore", () => {
     const junk = Buffer.from([0, 0, 0, 2, 0x92, 0x01]); // an array announcing two items, holding one
     await writeFile(join(dir, "bad.trace"), Buffer.concat([start, junk, encodeTraceFrame(toolCallEvent(0))]));
     await expectCode(new FileTraceStore({ dir }).load("bad"), "TRACE_INVALID");
+  });
+
+  it("refuses a log whose length prefix is damaged mid-file: later records are not a torn tail to drop", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, "damaged.trace");
+    const frames = [chainStartEvent("damaged"), toolCallEvent(0), toolResultEvent(0), toolCallEvent(1), toolResultEvent(1)].map(encodeTraceFrame);
+    const bytes = Buffer.concat(frames);
+    // The high byte of the third record's length: it now claims ~16 MiB, far past the end.
+    const third = (frames[0] as Buffer).length + (frames[1] as Buffer).length;
+    bytes[third] = 0x01;
+    await writeFile(path, bytes);
+    await expect(loadTraceFile(path)).rejects.toThrow(/Trace frame 2 at byte \d+ claims \d+ bytes, past the end of the log/);
+    const store = new FileTraceStore({ dir });
+    await expectCode(store.load("damaged"), "TRACE_INVALID");
+    // The writer must not cut the records after the damage off either.
+    await expectCode(store.append("damaged", toolCallEvent(2)), "STORE_FAILED");
+    expect((await readFile(path)).equals(bytes)).toBe(true);
+    await store.close();
+  });
+
+  it("reads a log followed by zero bytes (a power loss's zero-filled tail) as a torn tail", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, "zeros.trace");
+    const log = Buffer.concat([chainStartEvent("zeros"), toolCallEvent(0), toolResultEvent(0)].map(encodeTraceFrame));
+    await writeFile(path, Buffer.concat([log, Buffer.alloc(4096)]));
+    expect((await loadTraceFile(path)).calls.map((call) => call.state)).toEqual(["completed"]);
+    expect(decodeTraceFrames(await readFile(path))).toMatchObject({ validBytes: log.length, tornBytes: 4096 });
   });
 
   it("cuts a torn tail off before appending to the file again", async () => {
