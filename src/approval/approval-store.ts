@@ -11,7 +11,8 @@ import type { ApprovalDecision, ApprovalRequest } from "../kernel/index.ts";
 export interface ApprovalStore {
   /**
    * Records `request` as pending (a private JSON copy). A request with the same id is replaced;
-   * a decision already recorded for that id is kept, so the request is then not pending.
+   * a decision already recorded for that id is kept, so the request is then not pending. A
+   * request put after `remove` of its id starts out pending: no earlier decision carries over.
    * Throws `ARGUMENT_INVALID` for a malformed request.
    */
   putPending(request: ApprovalRequest): Promise<void>;

@@ -2,23 +2,46 @@
  * FileApprovalStore: one JSON file per request, its decision written beside it.
  *
  * ```
- * <dir>/<key>.request.json    { version: 1, request }
- * <dir>/<key>.decision.json   { version: 1, id, decision, decidedAt }
+ * <dir>/<key>.request.json             { version: 2, nonce, request }
+ * <dir>/<key>.<nonce>.decision.json    { version: 2, id, nonce, decision, decidedAt }
  * ```
  *
  * `key` is the request id itself when it is plain (`[A-Za-z0-9_-]`, up to 100 characters), and
- * `~` + sha256(id) otherwise, so no id can name a path outside `dir`.
+ * `~` + sha256(id) otherwise, so no id can name a path outside `dir`. `nonce` is 32 random hex
+ * digits naming one *queueing* of the id: drawn when `putPending` finds no request for the id,
+ * kept when it replaces one, gone with `remove`.
+ *
+ * Version-1 files (written before nonces) are still read: `<key>.request.json` `{ version: 1,
+ * request }` is a queueing of its own whose decision is `<key>.decision.json` `{ version: 1, id,
+ * decision, decidedAt }`; replacing or deciding such a request keeps writing version 1, and a new
+ * queueing is always version 2.
  *
  * Invariants:
  * - Requests are written atomically (temp file, fsync, rename, directory fsync).
- * - A decision is created exclusively (temp file hard-linked into place): the first decision
- *   wins across processes too, and a second one sees `APPROVAL_NOT_FOUND`.
- * - A request is pending iff its request file exists and its decision file does not.
- * - A decision counts only beside its request: a `decide` racing a `remove` can leave a decision
- *   file without a request; `getDecision` ignores it and the next `putPending` (or `remove`) of
- *   that id deletes it, so a re-queued request never starts out decided.
+ * - A decision belongs to one queueing: its file is named by the nonce the request file carries,
+ *   and a decision of another nonce counts for nothing. So a re-queued request never starts out
+ *   decided, however a `decide`, `remove` and `putPending` interleave, across processes too.
+ * - `decide` reads the nonce, then links the decision of that queueing. When the id is removed
+ *   (and maybe queued again) in between, the decision lands on a queueing that is gone: the
+ *   decide counts as made before the remove, and its file is left to the sweep below. It is not
+ *   taken back: a waiter may have read it and removed the request meanwhile, which looks the same
+ *   from here. `getDecision` reads the nonce before and after the decision, so it never reports
+ *   one that landed after its request was gone.
+ * - `remove` deletes the request before its decision: the other order would make a decided
+ *   request pending again for a moment, open to a second decision.
+ * - A decision is created exclusively (temp file hard-linked into place): the first decision of a
+ *   queueing wins across processes too, and a second one sees `APPROVAL_NOT_FOUND`.
+ * - A request is pending iff its request file exists and the decision file of its nonce does not.
+ * - A file is read only when it is a regular file: opened without blocking and checked with
+ *   `fstat` first, so a FIFO or device at a store path fails with `STORE_FAILED` (and is left out
+ *   of `listPending`) instead of blocking a libuv thread forever.
+ * - `listPending` sweeps, best effort, the temp files and the decisions of gone queueings that are
+ *   older than {@link STALE_FILE_MS}: what a process killed mid-write, or a `decide` that lost a
+ *   race with `remove`, leaves. A writer stopped for longer than that between writing its temp
+ *   file and moving it into place fails with `STORE_FAILED`.
  */
-import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
 import {
   ChainRuntimeError,
@@ -36,7 +59,8 @@ import {
   compareApprovalRequests,
   isApprovalDecision,
 } from "./check-approval-args.ts";
-import { createJsonExclusive, writeJsonAtomic } from "./write-json-atomic.ts";
+import { readRegularFileText } from "./read-regular-file.ts";
+import { createJsonExclusive, isApprovalTempName, writeJsonAtomic } from "./write-json-atomic.ts";
 
 /** Directory a {@link FileApprovalStore} uses when none is given, relative to the working directory. */
 export const DEFAULT_APPROVAL_DIR = ".isochain/approvals";
@@ -56,15 +80,37 @@ export interface FileApprovalStoreOptions {
 const REQUEST_SUFFIX = ".request.json";
 const DECISION_SUFFIX = ".decision.json";
 const PLAIN_ID = /^[A-Za-z0-9_-]{1,100}$/;
-const FILE_VERSION = 1;
+/** A file key as {@link FileApprovalStore.fileKey} makes them: what the sweep may touch. */
+const FILE_KEY = /^(?:[A-Za-z0-9_-]{1,100}|~[0-9a-f]{64})$/;
+const NONCE = /^[0-9a-f]{32}$/;
+const FILE_VERSION = 2;
+/** Version of the files written before nonces: a request without one, its decision at `<key>.decision.json`. */
+const NONCE_LESS_VERSION = 1;
+
+/**
+ * Age in ms after which `listPending` deletes a temp file, or the decision of a queueing that is
+ * gone (10 minutes): far longer than any write takes between creating its temp file and moving
+ * it into place.
+ */
+const STALE_FILE_MS = 10 * 60 * 1000;
+
+/**
+ * A request file as read: the request and the nonce of its queueing, `undefined` for a
+ * version-1 file.
+ */
+interface RequestEntry {
+  readonly request: ApprovalRequest;
+  readonly nonce: string | undefined;
+}
 
 /**
  * A durable {@link ApprovalStore} on the local filesystem, safe to share between processes:
  * a server process can decide what a chain in another process is waiting on, and decisions
  * survive restarts. See the module comment for the layout.
  *
- * Errors: I/O failures and corrupt files throw `ChainRuntimeError` `STORE_FAILED` with the cause;
- * see {@link ApprovalStore} for the rest.
+ * Errors: I/O failures, corrupt files and paths that are not regular files (a FIFO, a directory)
+ * throw `ChainRuntimeError` `STORE_FAILED` with the cause; `listPending` leaves such a request
+ * out and lists the rest. See {@link ApprovalStore} for the rest.
  */
 export class FileApprovalStore implements ApprovalStore {
   /** Absolute directory of the store. */
@@ -88,17 +134,31 @@ export class FileApprovalStore implements ApprovalStore {
     return PLAIN_ID.test(id) ? id : `~${sha256Hex(id)}`;
   }
 
-  /** See {@link ApprovalStore.putPending}. */
+  /**
+   * See {@link ApprovalStore.putPending}. Replacing a request keeps its queueing (and so its
+   * decision); a request file that cannot be read as one (damaged, or not a regular file) is
+   * replaced by a new queueing, so no decision carries over to it.
+   */
   async putPending(request: ApprovalRequest): Promise<void> {
     const copy = checkApprovalRequest(request);
     await this.#io("putPending", copy.id, async () => {
       await mkdir(this.dir, { recursive: true });
-      if ((await readJson(this.#requestPath(copy.id))) === undefined) await unlinkIfPresent(this.#decisionPath(copy.id));
-      await writeJsonAtomic(this.#requestPath(copy.id), { version: FILE_VERSION, request: copy });
+      const path = this.#requestPath(copy.id);
+      let current: RequestEntry | undefined;
+      try {
+        current = await this.#readRequestFile(path, copy.id);
+      } catch (error) {
+        if (!isChainRuntimeError(error)) throw error;
+      }
+      const nonce = current === undefined ? randomBytes(16).toString("hex") : current.nonce;
+      await writeJsonAtomic(
+        path,
+        nonce === undefined ? { version: NONCE_LESS_VERSION, request: copy } : { version: FILE_VERSION, nonce, request: copy },
+      );
     });
   }
 
-  /** See {@link ApprovalStore.listPending}. */
+  /** See {@link ApprovalStore.listPending}. Also sweeps stale files (see the module comment). */
   async listPending(): Promise<ApprovalRequest[]> {
     return this.#io("listPending", undefined, async () => {
       let names: string[];
@@ -108,17 +168,20 @@ export class FileApprovalStore implements ApprovalStore {
         if (errorCode(error) === "ENOENT") return [];
         throw error;
       }
-      const decided = new Set(names.filter((n) => n.endsWith(DECISION_SUFFIX)).map((n) => n.slice(0, -DECISION_SUFFIX.length)));
+      const present = new Set(names);
+      const nonces = new Map<string, string | undefined>();
       const pending: ApprovalRequest[] = [];
       for (const name of names) {
         if (!name.endsWith(REQUEST_SUFFIX) || name.startsWith(".")) continue;
         const key = name.slice(0, -REQUEST_SUFFIX.length);
-        if (decided.has(key)) continue;
         // One unreadable request file must not hide the whole queue: it is left out here (a
         // `get` of its id still reports it), and every other request is listed.
-        const request = await this.#readRequestFile(join(this.dir, name), undefined).catch(() => undefined);
-        if (request !== undefined) pending.push(request);
+        const entry = await this.#readRequestFile(join(this.dir, name), undefined).catch(() => undefined);
+        if (entry === undefined) continue;
+        nonces.set(key, entry.nonce);
+        if (!present.has(decisionFileName(key, entry.nonce))) pending.push(entry.request);
       }
+      await this.#sweep(names, nonces);
       return pending.sort(compareApprovalRequests);
     });
   }
@@ -126,21 +189,30 @@ export class FileApprovalStore implements ApprovalStore {
   /** See {@link ApprovalStore.get}. */
   async get(id: string): Promise<ApprovalRequest | undefined> {
     checkApprovalId(id);
-    return this.#io("get", id, () => this.#readRequestFile(this.#requestPath(id), id));
+    return this.#io("get", id, async () => (await this.#readRequestFile(this.#requestPath(id), id))?.request);
   }
 
-  /** See {@link ApprovalStore.decide}. */
+  /**
+   * See {@link ApprovalStore.decide}. The decision is recorded for the queueing of `id` that was
+   * current when the request was read: when the id is removed and queued again meanwhile, the
+   * decide counts as made before the remove, and the new request stays pending.
+   */
   async decide(id: string, decision: ApprovalDecision): Promise<void> {
     checkApprovalId(id);
     checkApprovalDecision(decision);
     await this.#io("decide", id, async () => {
-      if ((await this.#readRequestFile(this.#requestPath(id), id)) === undefined) throw approvalNotPending(id, false);
-      const created = await createJsonExclusive(this.#decisionPath(id), {
-        version: FILE_VERSION,
-        id,
-        decision,
-        decidedAt: this.#now(),
-      });
+      const requestPath = this.#requestPath(id);
+      const entry = await this.#readRequestFile(requestPath, id);
+      if (entry === undefined) throw approvalNotPending(id, false);
+      const { nonce } = entry;
+      const decisionPath = this.#decisionPath(id, nonce);
+      const decidedAt = this.#now();
+      const created = await createJsonExclusive(
+        decisionPath,
+        nonce === undefined
+          ? { version: NONCE_LESS_VERSION, id, decision, decidedAt }
+          : { version: FILE_VERSION, id, nonce, decision, decidedAt },
+      );
       if (!created) throw approvalNotPending(id, true);
     });
   }
@@ -149,22 +221,28 @@ export class FileApprovalStore implements ApprovalStore {
   async getDecision(id: string): Promise<ApprovalDecision | undefined> {
     checkApprovalId(id);
     return this.#io("getDecision", id, async () => {
-      const path = this.#decisionPath(id);
-      const parsed = await readJson(path);
-      if (parsed === undefined) return undefined;
-      const file = parsed as { version?: unknown; id?: unknown; decision?: unknown };
-      if (file.version !== FILE_VERSION || file.id !== id || !isApprovalDecision(file.decision)) throw corrupt(path);
-      if ((await readJson(this.#requestPath(id))) === undefined) return undefined;
-      return file.decision;
+      const requestPath = this.#requestPath(id);
+      const entry = await this.#readRequestFile(requestPath, id);
+      if (entry === undefined) return undefined;
+      const decision = await this.#readDecisionFile(id, entry.nonce);
+      if (decision === undefined) return undefined;
+      // Removed (and maybe queued again) since the first read: this decision may have landed after
+      // its request was gone, and counts for nothing.
+      const after = await this.#readRequestFile(requestPath, id);
+      return after !== undefined && after.nonce === entry.nonce ? decision : undefined;
     });
   }
 
-  /** See {@link ApprovalStore.remove}. */
+  /** See {@link ApprovalStore.remove}. A request file that cannot be read is removed too. */
   async remove(id: string): Promise<void> {
     checkApprovalId(id);
     await this.#io("remove", id, async () => {
-      await unlinkIfPresent(this.#requestPath(id));
-      await unlinkIfPresent(this.#decisionPath(id));
+      const requestPath = this.#requestPath(id);
+      const entry = await this.#readRequestFile(requestPath, id).catch(() => undefined);
+      // Request first: see the module comment.
+      await unlinkIfPresent(requestPath);
+      // Without a readable request the decision's name is unknown: the sweep deletes it later.
+      if (entry !== undefined) await unlinkIfPresent(this.#decisionPath(id, entry.nonce));
     });
   }
 
@@ -172,16 +250,18 @@ export class FileApprovalStore implements ApprovalStore {
     return join(this.dir, `${FileApprovalStore.fileKey(id)}${REQUEST_SUFFIX}`);
   }
 
-  #decisionPath(id: string): string {
-    return join(this.dir, `${FileApprovalStore.fileKey(id)}${DECISION_SUFFIX}`);
+  #decisionPath(id: string, nonce: string | undefined): string {
+    return join(this.dir, decisionFileName(FileApprovalStore.fileKey(id), nonce));
   }
 
   /** Reads a request file; `undefined` when absent. `expectedId` guards against a mismatched file. */
-  async #readRequestFile(path: string, expectedId: string | undefined): Promise<ApprovalRequest | undefined> {
+  async #readRequestFile(path: string, expectedId: string | undefined): Promise<RequestEntry | undefined> {
     const parsed = await readJson(path);
     if (parsed === undefined) return undefined;
-    const file = parsed as { version?: unknown; request?: unknown };
-    if (file.version !== FILE_VERSION) throw corrupt(path);
+    const file = parsed as { version?: unknown; nonce?: unknown; request?: unknown };
+    let nonce: string | undefined;
+    if (file.version === FILE_VERSION && typeof file.nonce === "string" && NONCE.test(file.nonce)) nonce = file.nonce;
+    else if (file.version !== NONCE_LESS_VERSION || file.nonce !== undefined) throw corrupt(path);
     let request: ApprovalRequest;
     try {
       request = checkApprovalRequest(file.request);
@@ -189,7 +269,57 @@ export class FileApprovalStore implements ApprovalStore {
       throw corrupt(path, error);
     }
     if (expectedId !== undefined && request.id !== expectedId) throw corrupt(path);
-    return request;
+    return { request, nonce };
+  }
+
+  /** Reads the decision of the queueing `nonce` of `id`; `undefined` when there is none. */
+  async #readDecisionFile(id: string, nonce: string | undefined): Promise<ApprovalDecision | undefined> {
+    const path = this.#decisionPath(id, nonce);
+    const parsed = await readJson(path);
+    if (parsed === undefined) return undefined;
+    const file = parsed as { version?: unknown; id?: unknown; nonce?: unknown; decision?: unknown };
+    const versionOk = nonce === undefined ? file.version === NONCE_LESS_VERSION : file.version === FILE_VERSION;
+    if (!versionOk || file.nonce !== nonce || file.id !== id || !isApprovalDecision(file.decision)) throw corrupt(path);
+    return file.decision;
+  }
+
+  /**
+   * Deletes the temp files, and the decisions whose queueing is gone, that are older than
+   * {@link STALE_FILE_MS}. `names` is the listing `listPending` read, `nonces` the nonce of each
+   * key whose request file it could read. Best effort: any failure leaves the file.
+   */
+  async #sweep(names: readonly string[], nonces: ReadonlyMap<string, string | undefined>): Promise<void> {
+    const present = new Set(names);
+    for (const name of names) {
+      let requestName: string | undefined;
+      if (!isApprovalTempName(name)) {
+        const decision = parseDecisionFileName(name);
+        if (decision === undefined) continue;
+        if (nonces.has(decision.key)) {
+          if (nonces.get(decision.key) === decision.nonce) continue;
+        } else {
+          requestName = `${decision.key}${REQUEST_SUFFIX}`;
+          // A request that is there but could not be read: leave its files alone.
+          if (present.has(requestName)) continue;
+        }
+      }
+      try {
+        const stats = await lstat(join(this.dir, name));
+        if (Date.now() - stats.mtimeMs < STALE_FILE_MS) continue;
+        // Not in the listing: make sure the request is still absent before its decision goes (an
+        // lstat that fails otherwise leaves the file, and so does the catch below).
+        if (requestName !== undefined) {
+          const requestGone = await lstat(join(this.dir, requestName)).then(
+            () => false,
+            (error: unknown) => errorCode(error) === "ENOENT",
+          );
+          if (!requestGone) continue;
+        }
+        await unlink(join(this.dir, name));
+      } catch {
+        // best effort: a read-only directory, or another process swept it first
+      }
+    }
   }
 
   async #io<T>(operation: string, id: string | undefined, work: () => Promise<T>): Promise<T> {
@@ -208,14 +338,25 @@ export class FileApprovalStore implements ApprovalStore {
   }
 }
 
+/** `<key>.<nonce>.decision.json`, or `<key>.decision.json` for a version-1 queueing. */
+function decisionFileName(key: string, nonce: string | undefined): string {
+  return nonce === undefined ? `${key}${DECISION_SUFFIX}` : `${key}.${nonce}${DECISION_SUFFIX}`;
+}
+
+/** The key and nonce of a decision file name as {@link decisionFileName} makes them, else `undefined`. */
+function parseDecisionFileName(name: string): { key: string; nonce: string | undefined } | undefined {
+  if (!name.endsWith(DECISION_SUFFIX)) return undefined;
+  const stem = name.slice(0, -DECISION_SUFFIX.length);
+  const dot = stem.indexOf(".");
+  const key = dot === -1 ? stem : stem.slice(0, dot);
+  const nonce = dot === -1 ? undefined : stem.slice(dot + 1);
+  if (!FILE_KEY.test(key) || (nonce !== undefined && !NONCE.test(nonce))) return undefined;
+  return { key, nonce };
+}
+
 async function readJson(path: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return undefined;
-    throw error;
-  }
+  const text = await readRegularFileText(path);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -4,14 +4,17 @@
  * ```
  * request(req) ──putPending──▶ ApprovalStore ◀──decide(id)── server / CLI / other instance
  *      │                             │
- *      └── waits ◀── in-process decide() resolves at once
- *                ◀── poll getDecision(id) every pollIntervalMs (decisions from elsewhere)
+ *      └── waits ◀── poll getDecision(id) at once after an in-process decide(), and every
+ *                    pollIntervalMs (decisions from elsewhere)
  *                ◀── signal abort ──▶ "denied", entry removed
  * ```
  *
  * Invariants:
  * - A decision already in the store for `req.id` is returned at once (a restarted process asking
  *   again gets the answer given while it was down).
+ * - A waiter takes its decision from the store only, never from a `decide()` call: a decide that
+ *   raced a remove and re-queue of the id is not kept for the new request (see `FileApprovalStore`),
+ *   and handing its value over would answer the new request with it.
  * - Each waiter settles exactly once; on settling its timer and abort listener are gone and its
  *   entry is removed from the store (the decision is consumed).
  * - A pending entry that vanishes from the store without a decision settles as `"denied"`.
@@ -48,7 +51,8 @@ export interface QueueApprovalHandlerOptions {
   readonly pollIntervalMs?: number;
 }
 
-type Settle = (decision: ApprovalDecision) => void;
+/** Makes a waiter read the store now (a decide in this instance may have answered it). */
+type Wake = () => void;
 
 /**
  * An {@link ApprovalHandler} that queues each request in an {@link ApprovalStore} and waits for
@@ -63,7 +67,7 @@ export class QueueApprovalHandler implements ApprovalHandler {
   readonly store: ApprovalStore;
   /** Poll interval in ms. */
   readonly pollIntervalMs: number;
-  readonly #waiters = new Map<string, Set<Settle>>();
+  readonly #waiters = new Map<string, Set<Wake>>();
 
   /** @param options - see {@link QueueApprovalHandlerOptions}. Throws `ARGUMENT_INVALID` for a bad poll interval. */
   constructor(options: QueueApprovalHandlerOptions = {}) {
@@ -105,48 +109,63 @@ export class QueueApprovalHandler implements ApprovalHandler {
   }
 
   /**
-   * Records `decision` for request `id` in the store and wakes a waiter of this instance at once
-   * (waiters in other instances see it at their next poll). Throws `APPROVAL_NOT_FOUND` when no
-   * pending request has `id`, `ARGUMENT_INVALID` for a value that is not a decision.
+   * Records `decision` for request `id` in the store and wakes the waiters of `id` in this
+   * instance, which read it from the store at once (waiters in other instances see it at their
+   * next poll). Throws `APPROVAL_NOT_FOUND` when no pending request has `id`, `ARGUMENT_INVALID`
+   * for a value that is not a decision.
    */
   async decide(id: string, decision: ApprovalDecision): Promise<void> {
     checkApprovalDecision(decision);
     await this.store.decide(id, decision);
     const waiters = this.#waiters.get(id);
-    if (waiters !== undefined) for (const settle of [...waiters]) settle(decision);
+    if (waiters !== undefined) for (const wake of [...waiters]) wake();
   }
 
   #wait(id: string, signal: AbortSignal): Promise<ApprovalDecision> {
     return new Promise<ApprovalDecision>((resolve) => {
       let settled = false;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const waiters = this.#waiters.get(id) ?? new Set<Settle>();
+      let polling = false;
+      let wokenWhilePolling = false;
+      const waiters = this.#waiters.get(id) ?? new Set<Wake>();
       this.#waiters.set(id, waiters);
 
-      const settle: Settle = (decision) => {
+      const settle = (decision: ApprovalDecision): void => {
         if (settled) return;
         settled = true;
         if (timer !== undefined) clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
-        waiters.delete(settle);
+        waiters.delete(wake);
         if (waiters.size === 0 && this.#waiters.get(id) === waiters) this.#waiters.delete(id);
         void this.#forget(id).then(() => resolve(decision));
       };
       const onAbort = (): void => settle("denied");
 
       const poll = async (): Promise<void> => {
+        if (timer !== undefined) clearTimeout(timer);
         timer = undefined;
-        try {
-          const decision = await this.store.getDecision(id);
-          if (decision !== undefined) return settle(decision);
-          if ((await this.store.get(id)) === undefined) return settle("denied");
-        } catch {
-          // transient store failure: try again at the next tick
+        if (polling) {
+          // a decide woke this waiter during a read that may predate the decision: read again
+          wokenWhilePolling = true;
+          return;
         }
+        polling = true;
+        do {
+          wokenWhilePolling = false;
+          try {
+            const decision = await this.store.getDecision(id);
+            if (decision !== undefined) settle(decision);
+            else if ((await this.store.get(id)) === undefined) settle("denied");
+          } catch {
+            // transient store failure: try again at the next tick
+          }
+        } while (wokenWhilePolling && !settled);
+        polling = false;
         if (!settled) timer = setTimeout(() => void poll(), this.pollIntervalMs);
       };
+      const wake: Wake = () => void poll();
 
-      waiters.add(settle);
+      waiters.add(wake);
       signal.addEventListener("abort", onAbort, { once: true });
       timer = setTimeout(() => void poll(), this.pollIntervalMs);
     });

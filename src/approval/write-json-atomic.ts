@@ -5,6 +5,17 @@ import { basename, dirname, join } from "node:path";
 /** Suffix of the temp files written before they are moved into place. */
 export const APPROVAL_TEMP_SUFFIX = ".tmp";
 
+/** `.<name of the target file>.<uuid>.tmp`: the names {@link writeTemp} gives, and no others. */
+const TEMP_NAME = /^\..+\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
+/**
+ * True when `name` (a bare file name) is one of the temp files these writers create: left in
+ * the directory only when a process dies between writing and moving it into place.
+ */
+export function isApprovalTempName(name: string): boolean {
+  return TEMP_NAME.test(name);
+}
+
 /**
  * Writes `value` as JSON to `path` atomically: a temp file in the same directory is written,
  * fsynced and renamed over `path`, then the directory is fsynced. Readers see the old file or

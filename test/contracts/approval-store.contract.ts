@@ -135,6 +135,19 @@ export function runApprovalStoreContract(name: string, options: ApprovalStoreCon
       await expect(store.remove("never-there")).resolves.toBeUndefined();
     });
 
+    it("starts a request queued again after remove out pending, whatever the earlier one was decided", async () => {
+      const store = await create();
+      await store.putPending(makeApprovalRequest({ args: { amount: 1 } }));
+      await store.decide("req-1", "approved");
+      await store.remove("req-1");
+      const requeued = makeApprovalRequest({ args: { amount: 1_000_000 } });
+      await store.putPending(requeued);
+      expect(await store.getDecision("req-1")).toBeUndefined();
+      expect(await store.listPending()).toEqual([requeued]);
+      await store.decide("req-1", "denied");
+      expect(await store.getDecision("req-1")).toBe("denied");
+    });
+
     it("round-trips ids with path characters, dots, spaces and non-ASCII", async () => {
       const store = await create();
       const ids = ["../../etc/passwd", "a/b\\c", ".", "..", "with space", "日本語:1", "x".repeat(300)];
