@@ -67,12 +67,12 @@ export {
 } from "./trace/chain-trace.ts";
 export type { TraceEvent, TraceEventType } from "./trace/trace-event.ts";
 export { type TraceListOptions, type TracePruneOptions, type TraceStore, type TraceSummary, UNREADABLE_RESUME_CLAIM } from "./trace/trace-store.ts";
-export { FileTraceStore, type FileTraceStoreOptions, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION } from "./trace/file-trace-store.ts";
+export { FileTraceStore, type FileTraceStoreOptions, LIVE_WRITER_EXTENSION, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION } from "./trace/file-trace-store.ts";
 export { MemoryTraceStore } from "./trace/memory-trace-store.ts";
 export { TraceRecorder, type TraceRecorderFailure, type TraceRecorderOptions, type TraceStartMeta } from "./trace/trace-recorder.ts";
 export { fingerprintToolbox } from "./trace/fingerprint-toolbox.ts";
 export { foldTraceEvents, type FoldTraceEventsOptions } from "./trace/fold-trace-events.ts";
-export { loadTraceFile } from "./trace/load-trace-file.ts";
+export { loadTraceFile, MAX_TRACE_FILE_BYTES } from "./trace/load-trace-file.ts";
 export { exportTraceJson } from "./trace/export-trace-json.ts";
 export { renderScriptWithMarker, renderTraceTable } from "./trace/render-trace.ts";
 export type { ChainTraceError, TracedChainRunResult } from "./chain/traced-chain-run-result.ts";

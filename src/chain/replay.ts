@@ -192,7 +192,10 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
   const traceStore = options.traceStore ?? new MemoryTraceStore();
   if (options.chainId !== undefined) await refuseTakenChainId(traceStore, trace.chainId, options.chainId);
-  if (options.traceStore && !options.force) await refuseIfResumed(options.traceStore, trace.chainId);
+  if (options.traceStore && !options.force) {
+    await refuseIfResumed(options.traceStore, trace.chainId);
+    await refuseIfRunningOrStale(options.traceStore, trace);
+  }
   const risks = new Map<string, ToolRisk>(toolbox.callable().map((tool) => [tool.name, tool.risk ?? "safe"]));
   const router = new ReplayRouter(trace, {
     mode: "resume",
@@ -299,6 +302,48 @@ async function refuseIfResumed(store: TraceStore, chainId: string): Promise<void
       { details: { chainId, resumedAs: child.chainId } },
     );
   }
+}
+
+/**
+ * Refuses to resume a chain that is still running, or a copy of its trace older than the store's.
+ * A chain whose run is alive would go on making the calls the resume is about to run live (the
+ * same email sent twice); a copy loaded while it ran lacks calls the run made since, which the
+ * resume would repeat. The writer ends its lease only after its `chain-end` is stored, so once
+ * no live writer is found, the store's trace is final.
+ * @throws ChainRuntimeError `REPLAY_FAILED`.
+ */
+async function refuseIfRunningOrStale(store: TraceStore, trace: ChainTrace): Promise<void> {
+  const { chainId } = trace;
+  const force = "force: true, or --force on the CLI";
+  const writer = trace.outcome === undefined && typeof store.liveWriter === "function" ? await store.liveWriter(chainId) : undefined;
+  if (writer !== undefined) {
+    throw new ChainRuntimeError(
+      "REPLAY_FAILED",
+      `Chain ${chainId} is still running (${writer} is writing its trace): resuming it now would run again the calls it is about to make. ` +
+        `Wait for it to end, then resume its trace; if that process is gone or no longer runs the chain, force it (${force}).`,
+      { details: { chainId, writer } },
+    );
+  }
+  const stored = await store.load(chainId).catch(() => undefined);
+  if (stored === undefined || !isBehind(trace, stored)) return;
+  throw new ChainRuntimeError(
+    "REPLAY_FAILED",
+    `The trace of chain ${chainId} given to resume is older than the one in the store (${describeProgress(trace)} against ${describeProgress(stored)}): ` +
+      `the run went on after it was loaded, and resuming the old copy would repeat what it did since. Load it again from the store and resume that (or ${force}).`,
+    { details: { chainId } },
+  );
+}
+
+/** True when `stored` records more of the run than `given`: more calls, calls further along, or an outcome. */
+function isBehind(given: ChainTrace, stored: ChainTrace): boolean {
+  if (stored.calls.length !== given.calls.length || (stored.outcome === undefined) !== (given.outcome === undefined)) return true;
+  const states = new Map(given.calls.map((call) => [call.callId, call.state]));
+  return stored.calls.some((call) => states.get(call.callId) !== call.state);
+}
+
+function describeProgress(trace: ChainTrace): string {
+  const done = trace.calls.filter((call) => call.state === "completed").length;
+  return `${trace.calls.length} call(s), ${done} completed, ${trace.outcome === undefined ? "no outcome" : `ended ${trace.outcome.status}`}`;
 }
 
 /**

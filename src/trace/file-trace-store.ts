@@ -25,14 +25,28 @@
  * - A resume claim is `<dir>/<chainId>.resumed`, created with `O_EXCL` (so of concurrent claims,
  *   in any number of processes on one file system, one creates it) and synced with its folder
  *   before the claim resolves when `fsync` is on.
+ * - While a writer holds a chain's log, `<dir>/<chainId>.live` names its process (pid, host and,
+ *   on Linux, the process's start time, so a reused pid is not mistaken for it). It is written
+ *   (atomically, by rename) before the writer's first frame and removed once the writer has
+ *   retired after `chain-end` or the store is closed; a crash leaves it naming a dead process.
+ *   `liveWriter` reads it, so a resume or a prune from another process (or another store
+ *   object) leaves a running chain alone.
+ * - Every file is opened without following a symbolic link and without blocking, and must be a
+ *   regular file: a link planted at `<chainId>.trace` is not written through, and a FIFO there
+ *   fails instead of hanging the thread pool.
+ * - A log never grows past `maxFileBytes` (at most {@link MAX_TRACE_FILE_BYTES}, the most a
+ *   trace file is read up to): an append that would is refused (`STORE_FAILED`) and breaks the
+ *   writer, so what the store writes it can always load.
  *
  * @module
  */
-import { mkdir, open, readdir, readFile, unlink, type FileHandle } from "node:fs/promises";
-import { join } from "node:path";
-import { ChainRuntimeError, isChainRuntimeError } from "../kernel/index.ts";
+import { constants, readFileSync } from "node:fs";
+import { mkdir, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
-import { loadTraceFile } from "./load-trace-file.ts";
+import { loadTraceFile, MAX_TRACE_FILE_BYTES, readTraceBytes } from "./load-trace-file.ts";
 import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-event.ts";
 import { decodeTraceFrames, encodeTraceFrame } from "./trace-frame-codec.ts";
 import {
@@ -59,6 +73,12 @@ export interface FileTraceStoreOptions {
    * @defaultValue true
    */
   readonly fsync?: boolean;
+  /**
+   * Largest a chain's trace file may grow, bytes: an append past it is refused (`STORE_FAILED`)
+   * and ends that chain's writer. At most, and by default, {@link MAX_TRACE_FILE_BYTES}, the
+   * most a trace file is read up to, so that every trace the store writes can be loaded.
+   */
+  readonly maxFileBytes?: number;
 }
 
 /** Extension of trace files. */
@@ -66,6 +86,15 @@ export const TRACE_FILE_EXTENSION = ".trace";
 
 /** Extension of resume claims (see {@link FileTraceStore.claimResume}): `<chainId>.resumed` beside the trace. */
 export const RESUME_CLAIM_EXTENSION = ".resumed";
+
+/** Extension of live-writer leases (see {@link FileTraceStore.liveWriter}): `<chainId>.live` beside the trace. */
+export const LIVE_WRITER_EXTENSION = ".live";
+
+/** Flags every store file is opened with, besides the access mode (not following links, never blocking). */
+const SAFE_OPEN_FLAGS = (constants.O_NOFOLLOW ?? 0) | constants.O_NONBLOCK;
+
+/** Largest claim or lease file read, bytes: both are one short line of JSON. */
+const MAX_SMALL_FILE_BYTES = 64 * 1024;
 
 /** Traces read at once by `list`. */
 const LIST_CONCURRENCY = 16;
@@ -77,21 +106,33 @@ const LIST_CONCURRENCY = 16;
 export class FileTraceStore implements TraceStore {
   /** Always true: appended events outlive the process. */
   readonly durable = true;
-  /** The folder of the trace files. */
+  /** The folder of the trace files, absolute. */
   readonly dir: string;
+  /** Largest a trace file may grow, bytes (see {@link FileTraceStoreOptions.maxFileBytes}). */
+  readonly maxFileBytes: number;
   readonly #fsync: boolean;
   readonly #writers = new Map<string, ChainLogWriter>();
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
-  /** Creates the store; nothing touches the disk until the first append or read. */
+  /**
+   * Creates the store; nothing touches the disk until the first append or read. A relative `dir`
+   * is resolved against the working directory now, so a later `process.chdir` does not move it.
+   */
   constructor(options: FileTraceStoreOptions = {}) {
     const dir = options.dir ?? ".isochain/traces";
     if (typeof dir !== "string" || dir === "") {
       throw new ChainRuntimeError("ARGUMENT_INVALID", "FileTraceStore dir must be a non-empty string.", { details: { argument: "dir" } });
     }
-    this.dir = dir;
+    this.dir = resolve(dir);
     this.#fsync = options.fsync ?? true;
+    const maxFileBytes = options.maxFileBytes ?? MAX_TRACE_FILE_BYTES;
+    if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1 || maxFileBytes > MAX_TRACE_FILE_BYTES) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `FileTraceStore maxFileBytes must be an integer from 1 to ${MAX_TRACE_FILE_BYTES}; got ${String(options.maxFileBytes)}.`, {
+        details: { argument: "maxFileBytes" },
+      });
+    }
+    this.maxFileBytes = maxFileBytes;
   }
 
   /** Path of the file holding `chainId`'s log. @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id. */
@@ -120,6 +161,8 @@ export class FileTraceStore implements TraceStore {
         chainId,
         ensureDir: () => this.#ensureDir(),
         dir: this.dir,
+        leasePath: this.#leasePath(chainId),
+        maxFileBytes: this.maxFileBytes,
         // A log begins with chain-start in a file of its own: created exclusively, so a chain id
         // with a log already (here or in another process) is refused instead of getting a
         // second chain-start appended, which would leave neither run loadable.
@@ -140,7 +183,14 @@ export class FileTraceStore implements TraceStore {
   async load(chainId: string): Promise<ChainTrace> {
     const path = this.pathOf(chainId);
     await this.#writers.get(chainId)?.idle();
-    return loadTraceFile(path);
+    const trace = await loadTraceFile(path);
+    if (trace.chainId !== chainId) {
+      // A copied or renamed file: listing it under the other id would let prune delete the wrong one.
+      throw new ChainRuntimeError("TRACE_INVALID", `${path} holds the trace of chain ${trace.chainId}, not of ${chainId} (a copied or renamed file?).`, {
+        details: { chainId, path, holds: trace.chainId },
+      });
+    }
+    return trace;
   }
 
   /** Summaries of the readable traces in `dir`, newest first. Unreadable files are skipped. */
@@ -178,16 +228,20 @@ export class FileTraceStore implements TraceStore {
   }
 
   /**
-   * Deletes trace files by age and count (see {@link TracePruneOptions}); chains this store is
-   * still writing are kept. Unreadable files are left alone.
+   * Deletes trace files by age and count (see {@link TracePruneOptions}) with their claims and
+   * leases; chains still being written (by this store, another store object or another live
+   * process: see {@link liveWriter}) are kept. Unreadable files are left alone.
    * @throws ChainRuntimeError `TRACE_INVALID` for bad options, `STORE_FAILED` when a file cannot be deleted.
    */
   async prune(options: TracePruneOptions): Promise<number> {
-    const victims = selectTracesToPrune(await this.list(), options).filter((chainId) => !this.#isWriting(chainId));
+    const summaries = await this.list();
+    const ended = new Set(summaries.filter((summary) => summary.status !== undefined).map((summary) => summary.chainId));
     let removed = 0;
-    for (const chainId of victims) {
+    for (const chainId of selectTracesToPrune(summaries, options)) {
+      if (this.#isWriting(chainId) || (!ended.has(chainId) && (await this.liveWriter(chainId)) !== undefined)) continue;
       if (await removeFile(this.pathOf(chainId), chainId, "trace")) removed += 1;
       await removeFile(this.#claimPath(chainId), chainId, "resume claim");
+      await removeFile(this.#leasePath(chainId), chainId, "live-writer lease");
     }
     return removed;
   }
@@ -206,10 +260,17 @@ export class FileTraceStore implements TraceStore {
     let handle: FileHandle;
     try {
       await this.#ensureDir();
-      handle = await open(path, "wx");
+    } catch (cause) {
+      throw new ChainRuntimeError("STORE_FAILED", `Could not create the trace folder ${this.dir}: ${describeThrown(cause)}`, { cause, details: { chainId } });
+    }
+    try {
+      handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | SAFE_OPEN_FLAGS);
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code === "EEXIST") return readClaim(path, chainId);
-      throw new ChainRuntimeError("STORE_FAILED", `Could not record the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+      throw new ChainRuntimeError("STORE_FAILED", `Could not record the resume claim of ${chainId}: ${describeThrown(cause)}`, {
+        cause,
+        details: { chainId, path },
+      });
     }
     try {
       await handle.writeFile(`${JSON.stringify({ resumedAs, claimedAt: Date.now() })}\n`);
@@ -237,9 +298,43 @@ export class FileTraceStore implements TraceStore {
     this.#writers.clear();
   }
 
+  /**
+   * Who is still writing `chainId` (see {@link TraceStore.liveWriter}): this store, or the process
+   * its `<chainId>.live` lease names while that process lives. A lease from another host, or one
+   * that cannot be read, counts as live.
+   * @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id.
+   */
+  async liveWriter(chainId: string): Promise<string | undefined> {
+    const path = this.#leasePath(chainId);
+    if (this.#isWriting(chainId)) return "this process";
+    let text: string;
+    try {
+      text = await readSmallFile(path);
+    } catch (cause) {
+      if ((cause as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      return `an unknown writer (its lease ${path} cannot be read: ${describeThrown(cause)})`;
+    }
+    let lease: Partial<Lease>;
+    try {
+      lease = JSON.parse(text) as Partial<Lease>;
+    } catch {
+      return `an unknown writer (its lease ${path} does not parse)`;
+    }
+    const { pid, host, started } = lease;
+    if (!Number.isSafeInteger(pid) || typeof host !== "string") return `an unknown writer (its lease ${path} names no process)`;
+    if (host !== hostname()) return `process ${String(pid)} on ${host}`;
+    if (pid === process.pid) return "this process";
+    return isProcessAlive(pid as number, started) ? `process ${String(pid)}` : undefined;
+  }
+
   #claimPath(chainId: string): string {
     assertTraceChainId(chainId);
     return join(this.dir, `${chainId}${RESUME_CLAIM_EXTENSION}`);
+  }
+
+  #leasePath(chainId: string): string {
+    assertTraceChainId(chainId);
+    return join(this.dir, `${chainId}${LIVE_WRITER_EXTENSION}`);
   }
 
   #isWriting(chainId: string): boolean {
@@ -270,6 +365,9 @@ interface ChainLogWriterOptions {
   readonly path: string;
   readonly chainId: string;
   readonly dir: string;
+  /** Where the writer's live-writer lease goes (see the module comment). */
+  readonly leasePath: string;
+  readonly maxFileBytes: number;
   readonly ensureDir: () => Promise<void>;
   /** True when the writer's first frame is `chain-start`: the file must not exist yet. */
   readonly createsLog: boolean;
@@ -287,6 +385,9 @@ class ChainLogWriter {
   #dirSyncDue = false;
   /** True once the file was opened (a writer that creates its log does so exclusively, once). */
   #opened = false;
+  /** Bytes in the file: what it held when opened, plus what this writer wrote. */
+  #size = 0;
+  #leased = false;
   #failure: ChainRuntimeError | undefined;
 
   constructor(options: ChainLogWriterOptions) {
@@ -317,6 +418,7 @@ class ChainLogWriter {
   async close(): Promise<void> {
     await this.idle();
     await this.#closeHandle();
+    await this.#releaseLease();
   }
 
   async #drain(): Promise<void> {
@@ -326,6 +428,8 @@ class ChainLogWriter {
         await this.#closeHandle();
         // A result of an abandoned call may have been queued while the file closed.
         if (this.#pending.length > 0) continue;
+        await this.#releaseLease();
+        if (this.#pending.length > 0) continue;
         this.#options.onRetire(this);
         return;
       }
@@ -334,7 +438,16 @@ class ChainLogWriter {
       try {
         const handle = await this.#open();
         const bytes = batch.length === 1 ? (batch[0] as PendingFrame).frame : Buffer.concat(batch.map((item) => item.frame));
+        if (this.#size + bytes.length > this.#options.maxFileBytes) {
+          throw new ChainRuntimeError(
+            "STORE_FAILED",
+            `The trace of ${this.#options.chainId} would grow past ${this.#options.maxFileBytes} bytes (the store's maxFileBytes): ` +
+              `large tool results belong in a blob store (ToolChainTool's blobStore), which keeps only their refs in the trace.`,
+            { details: { chainId: this.#options.chainId, bytes: this.#size + bytes.length } },
+          );
+        }
         await writeAll(handle, bytes);
+        this.#size += bytes.length;
         if (batch.some((item) => item.durable)) {
           await handle.datasync();
           if (this.#dirSyncDue) {
@@ -345,7 +458,7 @@ class ChainLogWriter {
       } catch (cause) {
         this.#failure = isChainRuntimeError(cause)
           ? cause
-          : new ChainRuntimeError("STORE_FAILED", `Could not write the trace of ${this.#options.chainId}.`, {
+          : new ChainRuntimeError("STORE_FAILED", `Could not write the trace of ${this.#options.chainId}: ${describeThrown(cause)}`, {
               cause,
               details: { chainId: this.#options.chainId, path: this.#options.path },
             });
@@ -361,12 +474,15 @@ class ChainLogWriter {
 
   /**
    * Opens the file for appending; when it already holds a torn final frame, cuts it off first.
-   * A writer that creates its log opens it exclusively the first time.
+   * A writer that creates its log opens it exclusively the first time. The lease is in place
+   * before the file is touched.
    */
   async #open(): Promise<FileHandle> {
     if (this.#handle !== undefined) return this.#handle;
     await this.#options.ensureDir();
-    const flags = this.#options.createsLog && !this.#opened ? "ax" : "a";
+    await this.#takeLease();
+    const exclusive = this.#options.createsLog && !this.#opened;
+    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (exclusive ? constants.O_EXCL : 0) | SAFE_OPEN_FLAGS;
     let handle: FileHandle;
     try {
       handle = await this.#openWith(flags);
@@ -376,19 +492,28 @@ class ChainLogWriter {
     }
     this.#opened = true;
     try {
-      const { size } = await handle.stat();
-      if (size === 0) {
+      const stats = await handle.stat();
+      if (!stats.isFile()) {
+        throw new ChainRuntimeError("STORE_FAILED", `${this.#options.path} is not a regular file; refusing to append the trace of ${this.#options.chainId} to it.`, {
+          details: { chainId: this.#options.chainId, path: this.#options.path },
+        });
+      }
+      this.#size = stats.size;
+      if (stats.size === 0) {
         this.#dirSyncDue = true;
       } else {
-        const { validBytes } = decodeTraceFrames(await readFile(this.#options.path));
-        if (validBytes < size) await handle.truncate(validBytes);
+        const { validBytes } = decodeTraceFrames(await readTraceBytes(this.#options.path));
+        if (validBytes < stats.size) {
+          await handle.truncate(validBytes);
+          this.#size = validBytes;
+        }
       }
     } catch (cause) {
       await handle.close().catch(() => undefined);
-      if (isChainRuntimeError(cause)) {
+      if (isChainRuntimeError(cause) && cause.code !== "STORE_FAILED") {
         throw new ChainRuntimeError(
           "STORE_FAILED",
-          `The trace file of ${this.#options.chainId} is corrupt; refusing to append to it.`,
+          `The trace file of ${this.#options.chainId} is corrupt or not a trace; refusing to append to it.`,
           { cause, details: { chainId: this.#options.chainId, path: this.#options.path } },
         );
       }
@@ -398,15 +523,43 @@ class ChainLogWriter {
     return handle;
   }
 
-  async #openWith(flags: string): Promise<FileHandle> {
+  async #openWith(flags: number): Promise<FileHandle> {
     try {
-      return await open(this.#options.path, flags);
+      return await open(this.#options.path, flags, 0o644);
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
       // The folder vanished since the store created it (cleaned up by hand): make it again, once.
       await mkdir(this.#options.dir, { recursive: true });
-      return await open(this.#options.path, flags);
+      return await open(this.#options.path, flags, 0o644);
     }
+  }
+
+  /** Writes this process's lease (see the module comment), once per writer. */
+  async #takeLease(): Promise<void> {
+    if (this.#leased) return;
+    const lease: Lease = { pid: process.pid, host: hostname(), started: processStartTime(process.pid) };
+    const temporary = `${this.#options.leasePath}.${process.pid}.tmp`;
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | SAFE_OPEN_FLAGS;
+    const handle = await open(temporary, flags, 0o644).catch(async (cause: unknown) => {
+      if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
+      // The folder vanished since the store created it (see #openWith).
+      await mkdir(this.#options.dir, { recursive: true });
+      return open(temporary, flags, 0o644);
+    });
+    try {
+      await handle.writeFile(`${JSON.stringify(lease)}\n`);
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+    await rename(temporary, this.#options.leasePath);
+    this.#leased = true;
+  }
+
+  /** Removes the lease, if this writer took it. Never rejects: a lease left behind names a process that will end. */
+  async #releaseLease(): Promise<void> {
+    if (!this.#leased) return;
+    this.#leased = false;
+    await unlink(this.#options.leasePath).catch(() => undefined);
   }
 
   async #closeHandle(): Promise<void> {
@@ -448,9 +601,9 @@ async function readClaim(path: string, chainId: string): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     let text: string;
     try {
-      text = await readFile(path, "utf8");
+      text = await readSmallFile(path);
     } catch (cause) {
-      throw new ChainRuntimeError("STORE_FAILED", `Could not read the resume claim of ${chainId}.`, { cause, details: { chainId, path } });
+      throw new ChainRuntimeError("STORE_FAILED", `Could not read the resume claim of ${chainId}: ${describeThrown(cause)}`, { cause, details: { chainId, path } });
     }
     try {
       const holder = (JSON.parse(text) as { resumedAs?: unknown }).resumedAs;
@@ -460,6 +613,58 @@ async function readClaim(path: string, chainId: string): Promise<string> {
     }
     if (attempt >= CLAIM_READ_TRIES) return UNREADABLE_RESUME_CLAIM;
     await new Promise((resolve) => setTimeout(resolve, CLAIM_READ_PAUSE_MS));
+  }
+}
+
+/** What a live-writer lease holds. */
+interface Lease {
+  readonly pid: number;
+  readonly host: string;
+  /** The process's start time (clock ticks after boot, from /proc), where the platform tells. */
+  readonly started?: number | undefined;
+}
+
+/**
+ * The text of a small regular file, read without following a link or blocking.
+ * @throws the file system's error (`ENOENT` and so on), or one with code `ENOTREG` or `EFBIG`.
+ */
+async function readSmallFile(path: string): Promise<string> {
+  const handle = await open(path, constants.O_RDONLY | SAFE_OPEN_FLAGS);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTREG" });
+    if (stats.size > MAX_SMALL_FILE_BYTES) throw Object.assign(new Error(`${path} is ${stats.size} bytes, over ${MAX_SMALL_FILE_BYTES}`), { code: "EFBIG" });
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * True while process `pid` runs and, where `started` is known and the platform tells, is the
+ * same process that took the lease (not a later one that reused its pid).
+ */
+function isProcessAlive(pid: number, started: number | undefined): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  if (started === undefined) return true;
+  const now = processStartTime(pid);
+  return now === undefined || now === started;
+}
+
+/** Process `pid`'s start time in clock ticks after boot (Linux `/proc/<pid>/stat`), or `undefined` elsewhere. */
+function processStartTime(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces and parentheses); start time is field 22.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const started = Number(fields[19]);
+    return Number.isSafeInteger(started) ? started : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -13,10 +13,10 @@ export {
   type TraceOutcome,
 } from "./chain-trace.ts";
 export { exportTraceJson } from "./export-trace-json.ts";
-export { FileTraceStore, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION, type FileTraceStoreOptions } from "./file-trace-store.ts";
+export { FileTraceStore, LIVE_WRITER_EXTENSION, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION, type FileTraceStoreOptions } from "./file-trace-store.ts";
 export { fingerprintToolbox } from "./fingerprint-toolbox.ts";
 export { foldTraceEvents, type FoldTraceEventsOptions } from "./fold-trace-events.ts";
-export { loadTraceFile } from "./load-trace-file.ts";
+export { loadTraceFile, MAX_TRACE_FILE_BYTES } from "./load-trace-file.ts";
 export { MemoryTraceStore } from "./memory-trace-store.ts";
 export { renderScriptWithMarker, renderTraceTable } from "./render-trace.ts";
 export {

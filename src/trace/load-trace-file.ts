@@ -38,11 +38,12 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
 export const MAX_TRACE_FILE_BYTES = 512 * 1024 * 1024;
 
 /**
- * The bytes of the regular file at `path`. Opened without blocking and checked before any read:
+ * The bytes of the regular file at `path` (errors as {@link loadTraceFile} throws them). Opened
+ * without blocking and checked before any read:
  * a FIFO named `*.trace` would otherwise hold a read (and `trace ls`, and a resume) forever, and
  * `/dev/zero` would never end.
  */
-async function readTraceBytes(path: string): Promise<Buffer> {
+export async function readTraceBytes(path: string): Promise<Buffer> {
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);

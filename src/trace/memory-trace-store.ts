@@ -98,8 +98,15 @@ export class MemoryTraceStore implements TraceStore {
     return undefined;
   }
 
-  /** Marks the store closed; the traces stay readable. */
+  /** `"this process"` while a chain started through this store has not ended (see {@link TraceStore.liveWriter}). */
+  async liveWriter(chainId: string): Promise<string | undefined> {
+    assertTraceChainId(chainId);
+    return this.#open.has(chainId) ? "this process" : undefined;
+  }
+
+  /** Marks the store closed; the traces stay readable. Chains not ended by then are no longer written. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#open.clear();
   }
 }

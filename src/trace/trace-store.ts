@@ -81,6 +81,17 @@ export interface TraceStore {
    * @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id, `STORE_FAILED` when storage fails.
    */
   claimResume?(chainId: string, resumedAs: string): Promise<string | undefined>;
+  /**
+   * Who is still writing chain `chainId`'s log, if anyone: a description such as `"this
+   * process"` or `"process 4242 on host-a"`, or `undefined` when no live writer holds it (the
+   * chain ended, or its process died). A writer that cannot be checked (another host) counts as
+   * live. `replay` refuses to resume a chain that is still being written (its run would make
+   * the calls the resume is about to make again), and `prune` keeps it.
+   *
+   * Optional: without it, only chains written through the same store object are known to run.
+   * @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id, `STORE_FAILED` when storage fails.
+   */
+  liveWriter?(chainId: string): Promise<string | undefined>;
   /** Waits for pending appends and releases resources. Later appends throw `STORE_FAILED`. */
   close(): Promise<void>;
 }

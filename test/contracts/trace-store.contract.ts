@@ -271,6 +271,23 @@ export function runTraceStoreContract(name: string, options: TraceStoreContractO
       expect(await claim("new", "again")).toBe("new-resumed");
     });
 
+    it("names a live writer of a chain until its chain-end is stored, and none once the store closed", async () => {
+      const live = store.liveWriter?.bind(store);
+      expect(live, "the built-in stores implement liveWriter").toBeDefined();
+      if (live === undefined) return;
+      expect(await live("never")).toBeUndefined();
+      await appendAll("ending", [chainStartEvent("ending"), toolCallEvent(0)]);
+      await appendAll("open", [chainStartEvent("open")]);
+      expect(await live("ending")).toBe("this process");
+      await appendAll("ending", [toolResultEvent(0), chainEndEvent()]);
+      await store.load("ending"); // after every pending write
+      expect(await live("ending")).toBeUndefined();
+      expect(await live("open")).toBe("this process");
+      await store.close();
+      expect(await live("open")).toBeUndefined(); // closed: nothing more is written
+      await expectCode(live("../open"), "TRACE_INVALID");
+    });
+
     it("refuses appends after close with STORE_FAILED, and still reads", async () => {
       await appendAll("closing", [chainStartEvent("closing"), toolCallEvent(0)]);
       await store.close();

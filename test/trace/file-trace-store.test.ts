@@ -1,7 +1,7 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { hostname, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
@@ -13,6 +13,12 @@ import { expectCode, runTraceStoreContract } from "../contracts/trace-store.cont
 import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
 
 const roots: string[] = [];
+/** The pid of a process that has ended. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", ""]);
+  return child.pid as number;
+}
+
 async function freshDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "isochain-trace-"));
   roots.push(dir);
@@ -30,7 +36,7 @@ runTraceStoreContract("FileTraceStore (fsync off)", {
 describe("FileTraceStore", () => {
   it("defaults to .isochain/traces and is durable", () => {
     const store = new FileTraceStore();
-    expect(store.dir).toBe(".isochain/traces");
+    expect(store.dir).toBe(resolve(".isochain/traces")); // resolved now: a later chdir does not move it
     expect(store.durable).toBe(true);
   });
 
@@ -45,9 +51,14 @@ describe("FileTraceStore", () => {
     const store = new FileTraceStore({ dir });
     await store.append("one", chainStartEvent("one"));
     await store.append("two", chainStartEvent("two"));
-    expect((await readdir(dir)).sort()).toEqual(["one.trace", "two.trace"]);
+    // Each with the lease of its live writer, until the chain ends.
+    expect((await readdir(dir)).sort()).toEqual(["one.live", "one.trace", "two.live", "two.trace"]);
     expect(store.pathOf("one")).toBe(join(dir, "one.trace"));
+    await store.append("one", chainEndEvent());
+    await store.load("one");
+    expect((await readdir(dir)).sort()).toEqual(["one.trace", "two.live", "two.trace"]);
     await store.close();
+    expect((await readdir(dir)).sort()).toEqual(["one.trace", "two.trace"]);
   });
 
   it("has each event's frame in the file when append resolves", async () => {
@@ -193,16 +204,81 @@ describe("FileTraceStore", () => {
     await store.close();
   });
 
-  it("prunes a chain another process left unfinished, and deletes its file", async () => {
+  it("prunes a chain another process left unfinished once that process is gone, and deletes its files", async () => {
     const dir = await freshDir();
     const crashed = new FileTraceStore({ dir });
     await crashed.append("orphan", chainStartEvent("orphan", { createdAt: 5 }));
     await crashed.append("orphan", toolCallEvent(0));
-    // a new process: it is not writing "orphan"
+    // Another store object (or process) sees the chain's live writer and leaves it alone.
     const store = new FileTraceStore({ dir });
+    expect(await store.liveWriter("orphan")).toBe("this process");
+    expect(await store.prune({ olderThanMs: 1000 })).toBe(0);
+    // The writer's process dies (kill -9): its lease now names a process that is gone.
+    await writeFile(join(dir, "orphan.live"), JSON.stringify({ pid: deadPid(), host: hostname() }));
+    expect(await store.liveWriter("orphan")).toBeUndefined();
     expect(await store.prune({ olderThanMs: 1000 })).toBe(1);
     expect(await readdir(dir)).toEqual([]);
-    await crashed.close();
+    await store.close();
+  });
+
+  it("names the live writer of a chain from its lease: this process, another live one, another host, or none", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await mkdir(dir, { recursive: true });
+    expect(await store.liveWriter("nobody")).toBeUndefined();
+    await writeFile(join(dir, "parent.live"), JSON.stringify({ pid: process.ppid, host: hostname() }));
+    expect(await store.liveWriter("parent")).toBe(`process ${process.ppid}`);
+    // A pid reused by a later process is not the writer: the lease's start time tells them apart.
+    await writeFile(join(dir, "reused.live"), JSON.stringify({ pid: process.ppid, host: hostname(), started: 1 }));
+    expect(await store.liveWriter("reused")).toBe(process.platform === "linux" ? undefined : `process ${process.ppid}`);
+    await writeFile(join(dir, "far.live"), JSON.stringify({ pid: 7, host: "elsewhere" }));
+    expect(await store.liveWriter("far")).toBe("process 7 on elsewhere"); // cannot be checked: counts as live
+    await writeFile(join(dir, "garbled.live"), "{");
+    expect(await store.liveWriter("garbled")).toMatch(/^an unknown writer \(its lease .* does not parse\)$/);
+    await store.close();
+  });
+
+  it("refuses an append that would take the file past maxFileBytes, so every file it writes loads", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir, maxFileBytes: 4096 });
+    await store.append("big", chainStartEvent("big"));
+    await store.append("big", toolCallEvent(0));
+    const huge = toolResultEvent(0, { result: { status: "ok", text: "x".repeat(5000) } });
+    const error = await store.append("big", huge).catch((thrown: unknown) => thrown);
+    expect(isChainRuntimeError(error) && error.code).toBe("STORE_FAILED");
+    expect(String((error as Error).message)).toMatch(/would grow past 4096 bytes \(the store's maxFileBytes\): large tool results belong in a blob store/);
+    await expectCode(store.append("big", toolResultEvent(0)), "STORE_FAILED"); // the writer is broken from then on
+    expect((await store.load("big")).calls.map((call) => call.state)).toEqual(["in-doubt"]);
+    expect(() => new FileTraceStore({ dir, maxFileBytes: MAX_TRACE_FILE_BYTES + 1 })).toThrow(/maxFileBytes must be an integer from 1 to/);
+    await store.close();
+  });
+
+  it("never writes through a symbolic link planted at a trace's path, and fails on a FIFO instead of hanging", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const victim = join(dir, "..", "victim.txt");
+    await writeFile(victim, "precious\n");
+    await writeFile(join(dir, "linked.trace"), Buffer.concat([chainStartEvent("linked"), toolCallEvent(0)].map(encodeTraceFrame)));
+    await rm(join(dir, "linked.trace"));
+    await symlink(victim, join(dir, "linked.trace"));
+    const store = new FileTraceStore({ dir, fsync: false });
+    await expectCode(store.append("linked", toolResultEvent(0)), "STORE_FAILED");
+    expect(await readFile(victim, "utf8")).toBe("precious\n");
+    execFileSync("mkfifo", [join(dir, "piped.trace"), join(dir, "claimed.resumed"), join(dir, "waiting.live")]);
+    await expectCode(store.append("piped", toolCallEvent(0)), "STORE_FAILED");
+    await expectCode(store.claimResume("claimed", "other"), "STORE_FAILED");
+    expect(await store.liveWriter("waiting")).toMatch(/^an unknown writer \(its lease .* cannot be read: .*not a regular file\)$/);
+    await store.close();
+  });
+
+  it("refuses to load a trace file under another chain's id (a copy or rename): prune could delete the wrong one", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir });
+    await store.append("seed", chainStartEvent("seed"));
+    await store.append("seed", chainEndEvent());
+    await writeFile(join(dir, "seed-backup.trace"), await readFile(join(dir, "seed.trace")));
+    await expect(store.load("seed-backup")).rejects.toThrow(/holds the trace of chain seed, not of seed-backup/);
+    expect((await store.list()).map((summary) => summary.chainId)).toEqual(["seed"]);
     await store.close();
   });
 
