@@ -263,7 +263,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
    * as it happens (see {@link TracedChainRunResult.traceError}). Throws `CHAIN_CLOSED` after
    * `close()`, `ARGUMENT_INVALID` when `options.chainId` is already running on this tool or an
    * option is unusable (a `chainId` that is not 1-128 of `A-Z a-z 0-9 _ -`, a `seed` that is not
-   * an integer, a `clockStart` that is not a finite number, a `signal` that is not an
+   * an integer, a `clockStart` that is not a time a `Date` can hold, a `signal` that is not an
    * AbortSignal, an `onProgress` that is not a function).
    */
   async run(code: string, options: ChainRunOptions = {}): Promise<TracedChainRunResult> {
@@ -742,7 +742,9 @@ function checkRunOptions(options: ChainRunOptions): void {
   if (onProgress !== undefined && typeof onProgress !== "function") refuse("onProgress", "a function", onProgress);
   if (chainId !== undefined && !isTraceChainId(chainId)) refuse("chainId", 'an id of 1 to 128 letters, digits, "_" or "-"', chainId);
   if (seed !== undefined && !Number.isSafeInteger(seed)) refuse("seed", "an integer", seed);
-  if (clockStart !== undefined && !(typeof clockStart === "number" && Number.isFinite(clockStart))) refuse("clockStart", "a finite number (epoch ms)", clockStart);
+  if (clockStart !== undefined && !(typeof clockStart === "number" && Math.abs(clockStart) <= 8.64e15)) {
+    refuse("clockStart", "epoch milliseconds a Date can hold (within ±8.64e15)", clockStart);
+  }
 }
 
 function isAbortSignalLike(value: unknown): boolean {

@@ -29,6 +29,10 @@ function traceProblem(trace: unknown): string | undefined {
   for (const key of ["chainId", "source", "sourceHash"] as const) if (typeof trace[key] !== "string") return `${key} is ${describe(trace[key])}, not a string`;
   for (const key of ["version", "createdAt", "seed", "clockStart"] as const) if (typeof trace[key] !== "number") return `${key} is ${describe(trace[key])}, not a number`;
   if (!Number.isSafeInteger(trace.seed)) return `seed is ${String(trace.seed)}, not an integer`;
+  for (const key of ["createdAt", "clockStart"] as const) {
+    const time = trace[key] as number;
+    if (!(Math.abs(time) <= 8.64e15)) return `${key} is ${String(time)}, not a time a Date can hold (epoch milliseconds within ±8.64e15)`;
+  }
   if (!isObject(trace.policy)) return `policy is ${describe(trace.policy)}, not an object`;
   try {
     resolveChainPolicy(knownPolicyFields(trace.policy));

@@ -155,6 +155,8 @@ function invalid(message: string, details: Record<string, unknown>): ChainRuntim
 const isString = (value: unknown): boolean => typeof value === "string";
 const isNumber = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value);
 const isObject = (value: unknown): boolean => typeof value === "object" && value !== null;
+/** An epoch-milliseconds time a `Date` can hold (within ±8.64e15): what a trace's times are printed and replayed as. */
+const isTime = (value: unknown): boolean => isNumber(value) && Math.abs(value as number) <= 8.64e15;
 
 const RESULT_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "denied"]);
 const RECORD_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "denied", "timeout"]);
@@ -199,22 +201,22 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     toolbox: (value) => isObject(value) && Array.isArray((value as { tools?: unknown }).tools),
     // As run() takes them: a trace is replayed with its seed and clock.
     seed: (value) => Number.isSafeInteger(value),
-    clockStart: isNumber,
-    createdAt: isNumber,
+    clockStart: isTime,
+    createdAt: isTime,
   },
   "tool-call": {
     callId: isString,
     seq: (value) => Number.isInteger(value) && (value as number) >= 0,
     tool: isString,
     argsDigest: isString,
-    startedAt: isNumber,
+    startedAt: isTime,
   },
   "tool-result": {
     callId: isString,
     seq: (value) => Number.isInteger(value) && (value as number) >= 0,
     result: isInvocationResult,
     status: (value) => RECORD_STATUSES.has(value),
-    endedAt: isNumber,
+    endedAt: isTime,
     durationMs: isNumber,
   },
   "approval-request": { request: isObject },

@@ -28,8 +28,10 @@ import { Packr, Unpackr } from "msgpackr";
 import { ChainRuntimeError } from "../kernel/index.ts";
 import type { TraceEvent } from "./trace-event.ts";
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false });
+// 64-bit integers decode as numbers: a trace holds JSON data, and a BigInt in a hand-made file
+// would reach code (a table, a JSON export) that cannot print it.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: "number" });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number" });
 /** The UTF-8 bytes of `__proto__`, whatever msgpack string header precedes them. */
 const PROTO_KEY = Buffer.from("__proto__");
 

@@ -52,6 +52,8 @@ describe("functions that take a trace refuse what is not one, with a typed error
     "a call without an id": () => withCall({ callId: 7 }),
     "approval requests that are null": () => ({ ...trace, approvalRequests: null }),
     "a seed run() would refuse": () => ({ ...trace, seed: 1.5 }),
+    "a clock start no Date can hold": () => ({ ...trace, clockStart: 1e300 }),
+    "a creation time no Date can hold": () => ({ ...trace, createdAt: -Infinity }),
     "a policy no chain could have run under": () => ({ ...trace, policy: { ...trace.policy, maxToolCalls: -1 } }),
     // Recorded results reach the script as they are on replay: only what the invoker could return.
     "a call state that does not exist": () => withCall({ state: "whatever" }),

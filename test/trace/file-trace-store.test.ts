@@ -137,6 +137,17 @@ describe("FileTraceStore", () => {
     await store.close();
   });
 
+  it("reads a 64-bit integer in a hand-made log as a number, never a BigInt", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, "wide.trace");
+    const end = { ...chainEndEvent(), status: "ok", returnValue: { big: 2n ** 60n } } as unknown as Parameters<typeof encodeTraceFrame>[0];
+    await writeFile(path, Buffer.concat([encodeTraceFrame(chainStartEvent("wide")), encodeTraceFrame(end)]));
+    const trace = await loadTraceFile(path);
+    expect(trace.outcome?.returnValue).toEqual({ big: 2 ** 60 });
+    expect(() => JSON.stringify(trace)).not.toThrow();
+  });
+
   it("reads a log followed by zero bytes (a power loss's zero-filled tail) as a torn tail", async () => {
     const dir = await freshDir();
     await mkdir(dir, { recursive: true });

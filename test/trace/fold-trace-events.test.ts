@@ -115,6 +115,9 @@ describe("foldTraceEvents", () => {
     ["a negative result size", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), result: { status: "ok", text: "", bytes: -1 } }]],
     ["a record status no call has", [chainStartEvent("x"), toolCallEvent(0), { ...toolResultEvent(0), status: "weird" }]],
     ["a chain status no run has", [chainStartEvent("x"), { ...chainEndEvent(), status: "whatever" }]],
+    ["a clock start no Date can hold", [chainStartEvent("x", { clockStart: 1e300 })]],
+    ["a creation time no Date can hold", [chainStartEvent("x", { createdAt: -9e15 })]],
+    ["a call start no Date can hold", [chainStartEvent("x"), toolCallEvent(0, { startedAt: 8.64e15 + 1 })]],
   ])("refuses %s with TRACE_INVALID", (_label, events) => {
     expect(foldError(events).code).toBe("TRACE_INVALID");
   });
