@@ -14,6 +14,8 @@
  *   to the invoker and never logged; the suspended calls' results (a placeholder "denied")
  *   are not logged either, so their `tool-call` stays open in the trace, and `resumeChain` runs
  *   them live with the decision. Once every live call has ended or is waiting, the run stops.
+ * - A call whose tool was still running when the chain ended gets no logged result either: it
+ *   may have had its effect, so the trace keeps it in doubt.
  * - A trace store failure is kept by the recorder; once one happened on a durable store, no new
  *   call is sent to the invoker (its side effect could no longer be made at-most-once).
  * @module
@@ -124,6 +126,12 @@ export class ChainRunContext {
       this.#seqOf.set(payload.seq, seq);
     }
     if (this.#suspended.has(payload.callId)) return undefined;
+    // A tool still running when the chain ended (its timeout, a cancel, a return that left the
+    // call behind) was told to stop, but may have done its work anyway: its outcome is unknown,
+    // and the script never saw the CANCELLED. Left open, the call reads in doubt, so a resume
+    // neither repeats it blindly nor reports it as not run (and a strict replay stops there).
+    const { result } = payload;
+    if (payload.executed && result.status === "error" && result.code === "CANCELLED") return undefined;
     return { ...payload, seq, record: { ...payload.record, seq } };
   }
 

@@ -489,7 +489,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const hooks = run.recorder?.hooks();
     if (hooks) {
       await hooks.TOOL_START?.({ event: "TOOL_START", chainId: run.chainId, callId, seq, tool: call.tool, args, startedAt });
-      await hooks.TOOL_END?.({ event: "TOOL_END", chainId: run.chainId, callId, seq, tool: call.tool, record, result });
+      await hooks.TOOL_END?.({ event: "TOOL_END", chainId: run.chainId, callId, seq, tool: call.tool, record, result, executed: false });
     }
     return result;
   }

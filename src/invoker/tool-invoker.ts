@@ -132,6 +132,8 @@ class CallState {
   digest: string | undefined;
   /** Set when the call timed out in execute (record status `timeout`). */
   timedOut = false;
+  /** Set once the tool's `execute` is entered (see `ToolEndEvent.executed`). */
+  executed = false;
   /** The caller's own refusal of the call (`ToolCall.rejection`). */
   rejection: InvocationFailure | undefined;
 
@@ -266,6 +268,7 @@ export class ToolInvoker {
           tool: current.tool,
           record,
           result,
+          executed: current.executed,
         });
       }
     } catch {
@@ -339,6 +342,7 @@ export class ToolInvoker {
         emitProgress(onProgress, { type: "tool_call", callId: call.callId, seq: call.seq, tool: call.tool, args: normalized.args });
       }
       // 8 execute
+      call.executed = true;
       running = executeWithTimeout({
         tool,
         args,

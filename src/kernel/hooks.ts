@@ -24,6 +24,11 @@ export interface ToolEndEvent {
   readonly tool: string;
   readonly record: ChainCallRecord;
   readonly result: InvocationResult;
+  /**
+   * True when the tool's `execute` was entered: the call may have had effects, whatever its
+   * result says (a `CANCELLED` or `TIMEOUT` of a tool still running when its signal fired).
+   */
+  readonly executed: boolean;
 }
 
 /** A chain is about to run. */

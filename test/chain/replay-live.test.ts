@@ -94,3 +94,67 @@ describe.each([
     await store.close();
   });
 });
+
+describe("a call still running when the chain ended", () => {
+  it("stays in doubt in the trace: resume does not call it not-run, strict replay stops there", async () => {
+    const store = new MemoryTraceStore();
+    const charged: number[] = [];
+    const looked: number[] = [];
+    let finishCharge!: () => void;
+    const chargeDone = new Promise<void>((resolve) => (finishCharge = resolve));
+    const tools = [
+      defineTool({
+        name: "charge",
+        description: "Charges a card; ignores its signal.",
+        risk: "high",
+        inputSchema: { type: "object", properties: { amount: { type: "number" } }, required: ["amount"] } as const,
+        execute: async ({ amount }) => {
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          charged.push(amount);
+          finishCharge();
+          return { charged: amount };
+        },
+      }),
+      defineTool({
+        name: "lookup",
+        description: "A slow safe read.",
+        inputSchema: { type: "object", properties: {} } as const,
+        execute: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          looked.push(1);
+          return { ok: true };
+        },
+      }),
+    ];
+    const approvalHandler = { request: async () => "approved" as const };
+    const chain = new ToolChainTool({ tools, traceStore: store, driver: "in-process", approvalHandler, policy: { totalTimeoutMs: 150 } });
+    const script = `const [c, l] = await Promise.all([tools.charge({ amount: 100 }), tools.lookup({})]); return [c.status, l.status];`;
+    const run = await chain.run(script, { chainId: "cut" });
+    expect(run.status).toBe("timeout");
+    expect(run.callTrace.map((call) => call.code)).toEqual(["CANCELLED", "CANCELLED"]);
+    await chainDone(chargeDone);
+    expect(charged).toEqual([100]); // it charged anyway
+
+    const trace = await store.load("cut");
+    expect(trace.calls.map((call) => [call.tool, call.state])).toEqual([
+      ["charge", "in-doubt"],
+      ["lookup", "in-doubt"],
+    ]);
+    const strict = await replay(trace, { mode: "strict", driver: "in-process" });
+    expect(strict).toMatchObject({ identical: true, partialAt: "c0" });
+
+    const resumed = await replay(trace, { mode: "resume", tools, traceStore: store, approvalHandler, policy: { totalTimeoutMs: 5_000 }, driver: "in-process" });
+    expect(resumed.inDoubt).toEqual([
+      { callId: "c0", tool: "charge", risk: "high", resolution: "in-doubt" },
+      { callId: "c1", tool: "lookup", risk: "safe", resolution: "re-execute" },
+    ]);
+    expect(resumed.run.returnValue).toEqual(["error", "ok"]);
+    expect(charged).toEqual([100]); // never charged twice
+    await chain.close();
+  });
+});
+
+async function chainDone(done: Promise<void>): Promise<void> {
+  await done;
+  await new Promise((resolve) => setTimeout(resolve, 10));
+}

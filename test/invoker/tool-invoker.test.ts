@@ -49,6 +49,8 @@ describe("ToolInvoker hooks and records", () => {
     expect(hooks.ends.map((e) => e.result)).toEqual(results);
     expect(hooks.ends.map((e) => e.record)).toEqual(session.trace);
     expect(session.trace.map((r) => r.status)).toEqual(["ok", "error", "denied", "error", "error"]);
+    // Only the calls whose tool was entered may have had effects.
+    expect(hooks.ends.map((e) => e.executed)).toEqual([true, true, false, false, false]);
     expect(session.trace[1]).toMatchObject({ error: expect.stringContaining("kaput"), code: "TOOL_ERROR" });
     for (const record of session.trace) {
       expect(record.startedAt).toBeGreaterThan(0);

@@ -36,6 +36,7 @@ function toolEnd(chainId: string, seq: number, tool = "echo", status: "ok" | "ti
     tool,
     record: { seq, callId: `c${seq}`, tool, argsDigest: "e".repeat(64), status, startedAt: 10_000 + seq, durationMs: 7 },
     result: status === "ok" ? { status: "ok", text: `done ${seq}` } : { status: "error", text: "too slow", code: "TIMEOUT" },
+    executed: true,
   };
 }
 
