@@ -125,9 +125,22 @@ function flushCalls(): void {
   const batch = queuedCalls;
   if (batch.length === 0) return;
   queuedCalls = [];
+  flushClock();
   framesSent++;
   if (batch.length === 4) send(FRAME_KIND.call, batch[0], batch[1], batch[2], batch[3]);
   else send(LOCAL_FRAME_KIND.calls, batch);
+}
+
+/**
+ * Sends the clock readings taken since the last send (see `virtual-clock.ts`), ahead of the calls
+ * or the end that follow them: the host logs them before it runs those calls, so a resume reads
+ * back every time the script read before a call it makes again.
+ */
+function flushClock(): void {
+  const readings = clock.takeReadings();
+  if (readings === undefined) return;
+  framesSent++;
+  send(FRAME_KIND.clock, readings);
 }
 
 function callTool(tool: string, args: unknown): Promise<unknown> {
@@ -305,6 +318,7 @@ function readField(error: unknown, field: "name" | "message" | "stack"): string 
 function end(): boolean {
   if (finished) return false;
   flushCalls();
+  flushClock();
   finished = true;
   reflectApply(mapForEach, pending, [cancelPending]);
   reflectApply(mapClear, pending, []);
@@ -362,7 +376,7 @@ function start(script: unknown): void {
     return;
   }
   random.reseed(config.seed);
-  clock.start(config.clockStart);
+  clock.start(config.clockStart, config.clockReplay);
   installTools(config.toolNames);
   if (typeof script !== "function") {
     fail({ name: "TypeError", message: "the compiled script did not evaluate to a function" });

@@ -1,20 +1,33 @@
 /**
  * The script's clock. `Date.now()` and `new Date()` read `clockStart + elapsed`, where `elapsed`
- * is the whole milliseconds of real time since the run started, never decreasing. So a replay
- * starts from the same instant as the original run (the trace records `clockStart`), while time
- * still moves forward inside one run (durations measured by a script stay meaningful).
+ * is the whole milliseconds of real time since the run started, never decreasing; time moves
+ * forward inside one run, so durations a script measures stay meaningful.
  *
- * Elapsed time itself is not replayed: a script that branches on sub-run durations can diverge
- * on replay. `Intl.DateTimeFormat#format()` without an argument still reads V8's own clock.
+ * Every reading is recorded (as `elapsed`, run-length encoded: `[elapsed, count, ...]`), the host
+ * logs the readings in the trace ahead of the calls that follow them, and a replay hands them
+ * back: the replayed script reads the same times in the same order, so a timestamp it computes
+ * and passes to a tool matches the recording even when the replay runs faster than the original.
+ * Once the recorded readings are used up, the clock goes on from real time, never going back.
+ * Readings past {@link MAX_CLOCK_READINGS} distinct runs are not recorded (a replay of such a
+ * run reads live time from there).
+ *
+ * `Intl.DateTimeFormat#format()` without an argument still reads V8's own clock.
  * @module
  */
 
+import { MAX_CLOCK_READINGS } from "../src/bridge/protocol.ts";
+
 /** The virtual clock of one context. */
 export interface VirtualClock {
-  /** Restarts the clock at `clockStart` (epoch ms), counting from now. */
-  start(clockStart: number): void;
+  /**
+   * Restarts the clock at `clockStart` (epoch ms), counting from now; `replay` (run-length
+   * encoded elapsed readings, as {@link takeReadings} gives them) is read back first.
+   */
+  start(clockStart: number, replay?: readonly number[]): void;
   /** The virtual time, epoch ms. */
   now(): number;
+  /** The readings since the last call (`[elapsed, count, ...]`), or `undefined` when there are none. */
+  takeReadings(): number[] | undefined;
 }
 
 /** Replaces `Date` on `target` with a virtual-time version and returns its clock. */
@@ -25,10 +38,39 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
   let origin = realNow();
   let base = origin;
   let last = 0;
+  let replay: readonly number[] = [];
+  /** Next run of `replay` to read, and how many readings of it are left. */
+  let replayAt = 0;
+  let replayLeft = 0;
+  /** Readings not taken yet, run-length encoded; written by index (a script can replace `push`). */
+  let readings: number[] = [];
+  let recordedRuns = 0;
+  const record = (elapsed: number): void => {
+    const at = readings.length;
+    if (at > 0 && readings[at - 2] === elapsed) {
+      readings[at - 1] = (readings[at - 1] as number) + 1;
+    } else if (recordedRuns < MAX_CLOCK_READINGS) {
+      recordedRuns++;
+      readings[at] = elapsed;
+      readings[at + 1] = 1;
+    }
+  };
   const now = (): number => {
-    const elapsed = floor(realNow() - origin);
-    if (elapsed > last) last = elapsed;
-    return base + last;
+    let elapsed: number;
+    if (replayLeft > 0) {
+      elapsed = replay[replayAt] as number;
+      if (--replayLeft === 0) {
+        replayAt += 2;
+        replayLeft = (replay[replayAt + 1] as number | undefined) ?? 0;
+      }
+      if (elapsed > last) last = elapsed;
+    } else {
+      elapsed = floor(realNow() - origin);
+      if (elapsed > last) last = elapsed;
+      elapsed = last;
+    }
+    record(elapsed);
+    return base + elapsed;
   };
   const VirtualDate = function Date(this: unknown, ...args: unknown[]): unknown {
     if (new.target === undefined) return new RealDate(now()).toString();
@@ -42,11 +84,22 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
   Object.defineProperty(RealDate.prototype, "constructor", { value: VirtualDate, writable: true, configurable: true });
   Object.defineProperty(target, "Date", { value: VirtualDate, writable: true, configurable: true });
   return {
-    start(clockStart: number): void {
+    start(clockStart: number, replayed: readonly number[] = []): void {
       origin = realNow();
       base = clockStart;
       last = 0;
+      replay = replayed;
+      replayAt = 0;
+      replayLeft = (replayed[1] as number | undefined) ?? 0;
+      readings = [];
+      recordedRuns = 0;
     },
     now,
+    takeReadings(): number[] | undefined {
+      if (readings.length === 0) return undefined;
+      const taken = readings;
+      readings = [];
+      return taken;
+    },
   };
 }

@@ -64,6 +64,7 @@ import {
   callFromFrame,
   compilePrelude,
   dispatchCall,
+  forwardClock,
   forwardLog,
   killOutcome,
   releaseContext,
@@ -331,6 +332,8 @@ class ActiveRun {
       for (let i = 0; i + 3 < a.length && this.#settled === undefined; i += 4) this.#onCall(a[i], a[i + 1], a[i + 2], a[i + 3]);
     } else if (kind === FRAME_KIND.log) {
       this.#hostOutputBytes = forwardLog(this.#request, a, b, this.#hostOutputBytes, this.#hostOutputCap);
+    } else if (kind === FRAME_KIND.clock) {
+      forwardClock(this.#request, a);
     } else if (kind === FRAME_KIND.done) {
       this.#settle(settledFromDone(a, b, c, d));
     }
@@ -618,10 +621,10 @@ let configCache: { toolNames: readonly string[]; maxToolCalls: number; maxOutput
  * numbers appended: a few µs off each run's critical path, more with many tools.
  */
 function configJson(request: IsolateRunRequest, limits: SandboxRunRequest["limits"]): string {
-  const { toolNames, maxToolCalls, seed, clockStart } = request;
+  const { toolNames, maxToolCalls, seed, clockStart, clockReplay } = request;
   const { maxOutputBytes, maxArgumentBytes } = limits;
-  if (!Number.isFinite(seed) || !Number.isFinite(clockStart)) {
-    const config: PreludeRunConfig = { toolNames, maxToolCalls, seed, clockStart, maxOutputBytes, maxArgumentBytes };
+  if (!Number.isFinite(seed) || !Number.isFinite(clockStart) || clockReplay !== undefined) {
+    const config: PreludeRunConfig = { toolNames, maxToolCalls, seed, clockStart, maxOutputBytes, maxArgumentBytes, ...(clockReplay ? { clockReplay } : {}) };
     return JSON.stringify(config);
   }
   let cached = configCache;

@@ -27,7 +27,7 @@
  * @module
  */
 import { isFrame, MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
-import { FRAME_KIND, type LogFrame } from "../src/bridge/protocol.ts";
+import { FRAME_KIND, isClockReadings, type ClockFrame, type LogFrame } from "../src/bridge/protocol.ts";
 import type { SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** The `kind` of every control message. */
@@ -65,7 +65,7 @@ export interface ChildReadyMessage {
 }
 
 /** host → child: the serialisable fields of a `SandboxRunRequest`. */
-export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart"> {
+export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart" | "clockReplay"> {
   readonly kind: typeof PROCESS_MESSAGE_KIND.run;
 }
 
@@ -166,7 +166,7 @@ function encodedSizeBound(value: unknown): number {
 export type HostMessage = ChildInitMessage | ChainRunMessage | ChainCancelMessage | ToolResultsMessage;
 
 /** Everything a child sends. */
-export type ChildMessage = ChildReadyMessage | ChainOutcomeMessage | ToolCallsMessage | LogFrame;
+export type ChildMessage = ChildReadyMessage | ChainOutcomeMessage | ToolCallsMessage | LogFrame | ClockFrame;
 
 const OUTCOME_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "timeout", "cancelled"]);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
@@ -191,7 +191,8 @@ export function isHostMessage(value: unknown): value is HostMessage {
         isCount(value["maxToolCalls"]) &&
         isLimits(value["limits"]) &&
         typeof value["seed"] === "number" &&
-        typeof value["clockStart"] === "number"
+        typeof value["clockStart"] === "number" &&
+        (value["clockReplay"] === undefined || isClockReadings(value["clockReplay"]))
       );
     case PROCESS_MESSAGE_KIND.init:
       return isCount(value["memoryLimitMb"]) && isCount(value["maxRunsPerIsolate"]) && typeof value["preludeSource"] === "string";
@@ -207,6 +208,7 @@ export function isChildMessage(value: unknown): value is ChildMessage {
     case PROCESS_MESSAGE_KIND.calls:
       return isCalls(value["calls"]);
     case FRAME_KIND.log:
+    case FRAME_KIND.clock:
       return isFrame(value);
     case PROCESS_MESSAGE_KIND.ready:
       return true;

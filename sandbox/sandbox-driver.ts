@@ -63,6 +63,11 @@ export interface SandboxRunRequest {
   readonly seed: number;
   /** Start of the script's virtual clock, epoch ms. */
   readonly clockStart: number;
+  /**
+   * Clock readings the script reads back first (a replay), as `onClock` delivered them for the
+   * recorded run, concatenated: `[elapsed ms, count, ...]`.
+   */
+  readonly clockReplay?: readonly number[];
   /** Aborting it cancels the run (`status: "cancelled"`). */
   readonly signal?: AbortSignal;
   /**
@@ -73,6 +78,12 @@ export interface SandboxRunRequest {
   readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult>;
   /** Receives console output as it is written (already bounded by `maxOutputBytes`). */
   readonly onLog?: (level: SandboxLogLevel, text: string) => void;
+  /**
+   * Receives the script's clock readings (`[elapsed ms, count, ...]`, well-formed: see
+   * `isClockReadings`), in order and before the calls (or the outcome) that follow them, so a
+   * recorder can log them ahead of those calls.
+   */
+  readonly onClock?: (readings: readonly number[]) => void;
 }
 
 /**

@@ -234,6 +234,7 @@ export class SandboxProcess {
       },
       seed: request.seed,
       clockStart: request.clockStart,
+      ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
     });
     // Written now, not at the end of the tick: nothing else would join this write, and the
     // chain's own promise work would otherwise delay the child's start.
@@ -300,6 +301,14 @@ export class SandboxProcess {
         const calls = message.calls;
         for (let i = 0; i < calls.length && run !== undefined; i += CALL_FIELDS) {
           this.#onCall(run, calls[i] as number, calls[i + 1] as string, calls[i + 2] as string, calls[i + 3] as string | null);
+        }
+        return;
+      }
+      case FRAME_KIND.clock: {
+        try {
+          this.#active?.request.onClock?.(message.readings);
+        } catch {
+          // a failing listener must not break the run
         }
         return;
       }

@@ -47,6 +47,7 @@ import {
   callFromFrame,
   compilePrelude,
   dispatchCall,
+  forwardClock,
   forwardLog,
   killOutcome,
   releaseContext,
@@ -267,6 +268,7 @@ class SyncRun {
       maxToolCalls: request.maxToolCalls,
       seed: request.seed,
       clockStart: request.clockStart,
+      ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
       maxOutputBytes: this.#limits.maxOutputBytes,
       maxArgumentBytes: this.#limits.maxArgumentBytes,
     };
@@ -381,6 +383,8 @@ class SyncRun {
         for (let j = 0; j + 3 < a.length && this.#settled === undefined; j += 4) this.#onCall(a[j], a[j + 1], a[j + 2], a[j + 3]);
       } else if (kind === FRAME_KIND.log) {
         this.#hostOutputBytes = forwardLog(this.#request, a, b, this.#hostOutputBytes, this.#hostOutputCap);
+      } else if (kind === FRAME_KIND.clock) {
+        forwardClock(this.#request, a);
       } else if (kind === FRAME_KIND.done) {
         this.#settled = settledFromDone(a, b, frames[i + 3], frames[i + 4]);
         this.#abortPending();

@@ -173,6 +173,7 @@ export class ChildLoop {
         limits: message.limits,
         seed: message.seed,
         clockStart: message.clockStart,
+        ...(message.clockReplay === undefined ? {} : { clockReplay: message.clockReplay }),
         signal: active.controller.signal,
         onToolCall: (call) =>
           new Promise<SerializedToolResult>((resolve) => {
@@ -182,6 +183,11 @@ export class ChildLoop {
         onLog: (level, text) => {
           sendCalls(channel, active);
           channel.send({ kind: FRAME_KIND.log, level, text });
+        },
+        // Ahead of the calls that follow them (the calls before them go first).
+        onClock: (readings) => {
+          sendCalls(channel, active);
+          channel.send({ kind: FRAME_KIND.clock, readings });
         },
         // One message and one write per entry, as soon as its calls are queued.
         onFramesHandled: () => {

@@ -33,7 +33,7 @@
  */
 
 /** Version of the frame shapes below. Both sides refuse frames of another version. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /**
  * The `kind` of every frame, in noun-verb style. Inside one process the isolate sends frames as
@@ -42,6 +42,7 @@ export const PROTOCOL_VERSION = 3;
  * - `tool-calls`: one array of 4 slots per call (see {@link LOCAL_FRAME_KIND})
  * - `console-log`: `level, text`
  * - `chain-done`: `returnJson` (or `undefined`), then on failure `name, message, stack`
+ * - `clock-readings`: one array `[elapsed, count, ...]` (see `prelude/virtual-clock.ts`)
  *
  * and the host answers calls through the bridge function (see {@link BRIDGE_OP}).
  */
@@ -54,6 +55,11 @@ export const FRAME_KIND = Object.freeze({
   log: "console-log",
   /** isolate → host: the script settled. */
   done: "chain-done",
+  /**
+   * isolate → host: the script's clock readings since the last such frame, run-length encoded
+   * (`[elapsed ms, count, ...]`), sent before the calls or the end that follow them.
+   */
+  clock: "clock-readings",
 } as const);
 
 /**
@@ -101,6 +107,29 @@ export interface LogFrame {
   readonly text: string;
 }
 
+/** Runs of equal clock readings recorded per run (see `prelude/virtual-clock.ts`); later readings are not recorded. */
+export const MAX_CLOCK_READINGS = 10_000;
+
+/** isolate → host: clock readings, `[elapsed ms, count, ...]` (see {@link FRAME_KIND}). */
+export interface ClockFrame {
+  readonly kind: typeof FRAME_KIND.clock;
+  readonly readings: readonly number[];
+}
+
+/**
+ * True for clock readings as the prelude sends and a replay takes them: pairs of a whole number
+ * of milliseconds (>= 0) and a count (>= 1), at most {@link MAX_CLOCK_READINGS} pairs.
+ */
+export function isClockReadings(value: unknown): value is readonly number[] {
+  if (!Array.isArray(value) || value.length % 2 !== 0 || value.length > 2 * MAX_CLOCK_READINGS) return false;
+  for (let i = 0; i < value.length; i += 2) {
+    const elapsed: unknown = value[i];
+    const count: unknown = value[i + 1];
+    if (!Number.isSafeInteger(elapsed) || (elapsed as number) < 0 || !Number.isSafeInteger(count) || (count as number) < 1) return false;
+  }
+  return true;
+}
+
 /** A thrown value as it leaves the isolate. */
 export interface WireError {
   readonly name: string;
@@ -120,10 +149,10 @@ export interface DoneFrame {
 }
 
 /** Any frame. */
-export type Frame = CallFrame | ResultFrame | LogFrame | DoneFrame;
+export type Frame = CallFrame | ResultFrame | LogFrame | DoneFrame | ClockFrame;
 
 /** Frames the isolate sends. */
-export type IsolateFrame = CallFrame | LogFrame | DoneFrame;
+export type IsolateFrame = CallFrame | LogFrame | DoneFrame | ClockFrame;
 
 /** A frame on the wire of a process boundary: the version tag plus the frame. */
 export interface VersionedFrame {
@@ -145,6 +174,8 @@ export interface PreludeRunConfig {
   readonly maxOutputBytes: number;
   /** Largest JSON text of one call's arguments, UTF-8 bytes. */
   readonly maxArgumentBytes: number;
+  /** Clock readings to read back first (a replay), run-length encoded as the clock frames carry them. */
+  readonly clockReplay?: readonly number[];
 }
 
 /** Most values one call's arguments may hold; the prelude refuses more in the isolate (see argument-limits.ts). */

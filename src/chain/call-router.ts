@@ -37,4 +37,6 @@ export interface RunPlan {
   /** The chain this run resumes; written into its trace. */
   readonly parentChainId?: string;
   readonly router?: CallRouter;
+  /** The recorded run's clock readings, read back first (see `ChainTrace.clockReadings`). */
+  readonly clockReplay?: readonly number[];
 }

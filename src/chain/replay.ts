@@ -161,7 +161,7 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
       chain,
       options.source ?? trace.source,
       replayRunOptions(trace, options),
-      { toolNames: traceToolNames(trace), router },
+      { toolNames: traceToolNames(trace), router, ...clockReplayOf(trace) },
     );
   } finally {
     await chain.close();
@@ -228,7 +228,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
       chain,
       options.source ?? trace.source,
       { ...replayRunOptions(trace, options), chainId },
-      { toolNames, router, parentChainId: trace.chainId },
+      { toolNames, router, parentChainId: trace.chainId, ...clockReplayOf(trace) },
     );
   } finally {
     await chain.close();
@@ -247,6 +247,11 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
 }
 
 const DENY_ALL: ApprovalHandler = { request: async () => "denied" };
+
+/** The trace's clock readings as a run plan's `clockReplay`: the replayed script reads the same times. */
+function clockReplayOf(trace: ChainTrace): { clockReplay?: readonly number[] } {
+  return trace.clockReadings === undefined ? {} : { clockReplay: trace.clockReadings };
+}
 
 const IN_DOUBT_DECISIONS: readonly InDoubtDecision[] = ["assume-done", "re-execute"];
 

@@ -383,6 +383,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       output += `${text}\n`; // one console call = one line
       if (onProgress) safeProgress(onProgress, { type: "log", level, text });
     };
+    // Logged as they come, ahead of the calls that follow them (the store keeps append order), so
+    // a resume reads back the times the script read before a call it makes again.
+    const onClock = (readings: readonly number[]): void => {
+      void run.recorder?.recordClock(readings);
+    };
     // Only a replay (its router can halt) or the suspend mode can stop a run from inside.
     const stop = router !== undefined || this.#approvalMode === "suspend" ? run.stop.signal : undefined;
     const signal = options.signal && stop ? AbortSignal.any([options.signal, stop]) : (options.signal ?? stop);
@@ -404,9 +409,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           },
           seed,
           clockStart,
+          ...(run.plan?.clockReplay === undefined ? {} : { clockReplay: run.plan.clockReplay }),
           ...(signal === undefined ? {} : { signal }),
           onToolCall,
           onLog,
+          ...(run.recorder === undefined ? {} : { onClock }),
         });
       } catch (error) {
         return {

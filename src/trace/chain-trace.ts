@@ -127,6 +127,11 @@ export interface ChainTrace {
   readonly seed: number;
   /** Start of the script's virtual clock, epoch milliseconds. */
   readonly clockStart: number;
+  /**
+   * Every reading the script made of its clock, in order, run-length encoded: `[elapsed ms since
+   * clockStart, count, ...]`; absent when it made none. A replay reads them back.
+   */
+  readonly clockReadings?: readonly number[];
   /** Every call the host received, ordered by `seq`. */
   readonly calls: readonly TraceCallEntry[];
   /** Every approval the chain asked a human for, in the order asked. */

@@ -6,6 +6,7 @@
  */
 import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolicy } from "../kernel/index.ts";
 import type { ChainTrace, TraceCallState } from "./chain-trace.ts";
+import { isClockReadings } from "../bridge/protocol.ts";
 import { isChainRunStatus, isInvocationResult } from "./fold-trace-events.ts";
 
 const CALL_STATES: ReadonlySet<unknown> = new Set<TraceCallState>(["started", "completed", "in-doubt"]);
@@ -65,6 +66,9 @@ function traceProblem(trace: unknown): string | undefined {
     return 'outcome is not { status: "ok" | "error" | "timeout" | "cancelled" | "suspended", ... }';
   }
   if (trace.parentChainId !== undefined && typeof trace.parentChainId !== "string") return "parentChainId is not a string";
+  if (trace.clockReadings !== undefined && !isClockReadings(trace.clockReadings)) {
+    return "clockReadings is not [elapsed ms, count, ...] (whole numbers, counts of at least 1, at most 10 000 pairs)";
+  }
   return undefined;
 }
 

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { isClockReadings } from "../bridge/protocol.ts";
 import { ChainRuntimeError, isArtifactRef, type ApprovalRequest, type ChainRunStatus } from "../kernel/index.ts";
 import { TRACE_FORMAT_VERSION, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
 import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
@@ -56,6 +57,7 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
 
   const calls = new Map<string, { call: TraceToolCallEvent; entry: TraceCallEntry }>();
   const approvalRequests: ApprovalRequest[] = [];
+  const clockReadings: number[] = [];
   let outcome: TraceOutcome | undefined;
 
   for (let index = 1; index < events.length; index += 1) {
@@ -113,6 +115,9 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
       case "approval-request":
         approvalRequests.push(event.request);
         break;
+      case "clock":
+        appendReadings(clockReadings, event.readings);
+        break;
       case "chain-end": {
         if (outcome !== undefined) throw invalid(`The trace log of ${start.chainId} has a second chain-end (event ${index}).`, { index });
         outcome = {
@@ -129,6 +134,9 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
     }
   }
 
+  if (!isClockReadings(clockReadings)) {
+    throw invalid(`The trace log of ${start.chainId} holds more clock readings than a run records.`, { runs: (clockReadings as number[]).length / 2 });
+  }
   // Stable sort: equal seqs (which a well-behaved writer never produces) keep log order.
   const entries = [...calls.values()].map((open) => open.entry).sort((a, b) => a.seq - b.seq);
   return {
@@ -142,10 +150,22 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
     toolbox: start.toolbox,
     seed: start.seed,
     clockStart: start.clockStart,
+    ...(clockReadings.length === 0 ? {} : { clockReadings }),
     calls: entries,
     approvalRequests,
     ...(outcome === undefined ? {} : { outcome }),
   };
+}
+
+/** Appends run-length encoded readings, merging a run that continues the last one. */
+function appendReadings(into: number[], readings: readonly number[]): void {
+  for (let i = 0; i < readings.length; i += 2) {
+    const elapsed = readings[i] as number;
+    const count = readings[i + 1] as number;
+    const at = into.length;
+    if (at > 0 && into[at - 2] === elapsed) into[at - 1] = (into[at - 1] as number) + count;
+    else into.push(elapsed, count);
+  }
 }
 
 function invalid(message: string, details: Record<string, unknown>): ChainRuntimeError {
@@ -220,6 +240,7 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     durationMs: isNumber,
   },
   "approval-request": { request: isObject },
+  clock: { readings: (value) => isClockReadings(value) && (value as readonly number[]).length > 0 },
   "chain-end": { status: isChainRunStatus, durationMs: isNumber, stats: isObject },
 };
 

@@ -70,6 +70,16 @@ export interface TraceApprovalRequestEvent {
   readonly request: ApprovalRequest;
 }
 
+/**
+ * The script read its clock: the readings since the last such event, run-length encoded
+ * (`[elapsed ms, count, ...]`, elapsed since `clockStart`). Logged before the calls that follow
+ * them; a replay reads them back in order (see `prelude/virtual-clock.ts`).
+ */
+export interface TraceClockEvent {
+  readonly type: "clock";
+  readonly readings: readonly number[];
+}
+
 /** Last record of a chain's log: how it ended. At most one per chain. */
 export interface TraceChainEndEvent {
   readonly type: "chain-end";
@@ -91,6 +101,7 @@ export type TraceEvent =
   | TraceToolCallEvent
   | TraceToolResultEvent
   | TraceApprovalRequestEvent
+  | TraceClockEvent
   | TraceChainEndEvent;
 
 /** The `type` of a {@link TraceEvent}. */
@@ -102,6 +113,7 @@ export const TRACE_EVENT_TYPES: readonly TraceEventType[] = Object.freeze([
   "tool-call",
   "tool-result",
   "approval-request",
+  "clock",
   "chain-end",
 ]);
 

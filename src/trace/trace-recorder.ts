@@ -1,7 +1,7 @@
 /**
  * Turns one chain's life into trace events: `start` → `chain-start`, the invoker's `TOOL_START`
  * hook → `tool-call`, `TOOL_END` → `tool-result`, `recordApprovalRequest` → `approval-request`,
- * `end` → `chain-end`.
+ * `recordClock` → `clock`, `end` → `chain-end`.
  *
  * Invariants:
  * - Every append is awaited inside the hook, and the invoker awaits its hooks: with a durable
@@ -146,6 +146,15 @@ export class TraceRecorder {
   /** Logs `approval-request` for a request the chain sent a human. Never rejects for a store failure. */
   async recordApprovalRequest(request: ApprovalRequest): Promise<void> {
     await this.#append({ type: "approval-request", request }, undefined);
+  }
+
+  /**
+   * Logs the script's clock readings (`clock`, see `TraceClockEvent`). The chain calls it as the
+   * readings arrive, before the calls that follow them reach the invoker, so the store writes
+   * them first. Never rejects for a store failure.
+   */
+  async recordClock(readings: readonly number[]): Promise<void> {
+    await this.#append({ type: "clock", readings: [...readings] }, undefined);
   }
 
   /**

@@ -26,7 +26,7 @@ function randomText(next: () => number): string {
 
 function randomFrame(next: () => number): Frame {
   const callIndex = Math.floor(next() * 2 ** 31);
-  switch (Math.floor(next() * 5)) {
+  switch (Math.floor(next() * 6)) {
     case 0:
       return { kind: FRAME_KIND.call, callIndex, tool: randomText(next), argsJson: JSON.stringify({ t: randomText(next) }) };
     case 1:
@@ -35,6 +35,8 @@ function randomFrame(next: () => number): Frame {
       return { kind: FRAME_KIND.log, level: (["log", "info", "warn", "error", "debug"] as const)[callIndex % 5] ?? "log", text: randomText(next) };
     case 3:
       return { kind: FRAME_KIND.done, returnJson: JSON.stringify(randomText(next)) };
+    case 4:
+      return { kind: FRAME_KIND.clock, readings: [callIndex % 1000, 1 + (callIndex % 7), callIndex, 1] };
     default:
       return { kind: FRAME_KIND.done, error: { name: "Error", message: randomText(next), stack: randomText(next) } };
   }
@@ -63,6 +65,13 @@ describe("bridge codec", () => {
     const bytes = new Uint8Array(readFileSync(new URL(`${name}.bin`, FIXTURES)));
     expect(Buffer.from(encodeFrame(frame)).equals(Buffer.from(bytes))).toBe(true);
     expect(decodeFrame(bytes)).toEqual(frame);
+  });
+
+  it("accepts clock readings only as pairs of whole milliseconds and counts of at least 1", () => {
+    expect(isFrame({ kind: FRAME_KIND.clock, readings: [0, 1, 12, 3] })).toBe(true);
+    for (const readings of [[], [1], [-1, 1], [1, 0], [1.5, 1], [1, Number.NaN], ["1", 1], new Array(20_002).fill(1)]) {
+      expect(isFrame({ kind: FRAME_KIND.clock, readings })).toBe(false);
+    }
   });
 
   it("round-trips random frames exactly", () => {

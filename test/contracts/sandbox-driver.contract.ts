@@ -537,6 +537,44 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         expect(called).toBe("string");
       });
 
+      it("reports every clock reading, ahead of the calls after it, and reads a replay's back first", async () => {
+        const clockStart = Date.UTC(2001, 1, 3, 4, 5, 6);
+        const events: unknown[] = [];
+        const body = `
+          const t0 = Date.now(); const t1 = Date.now();
+          const slow = await tools.echo({ wait: 1 });
+          await new Promise((resolve) => { const end = Date.now() + 30; (function spin() { if (Date.now() < end) Promise.resolve().then(spin); else resolve(); })(); });
+          const stamp = new Date().toISOString();
+          await tools.echo({ stamp });
+          return [t0, t1, stamp, Date.now()];`;
+        const first = await run(body, {
+          clockStart,
+          onClock: (readings) => events.push(["clock", [...readings]]),
+          onToolCall: (call) => {
+            events.push(["call", call.callIndex]);
+            return Promise.resolve(ok(call.argsJson));
+          },
+        });
+        expect(first.status).toBe("ok");
+        const [t0, t1, stamp, last] = JSON.parse(first.returnJson ?? "null") as [number, number, string, number];
+        expect(t1).toBeGreaterThanOrEqual(t0);
+        // Readings come before the call they precede; each batch is [elapsed, count, ...].
+        expect(events[0]).toEqual(["clock", [t0 - clockStart, t1 === t0 ? 2 : 1, ...(t1 === t0 ? [] : [t1 - clockStart, 1])]]);
+        expect(events[1]).toEqual(["call", 0]);
+        const stampAt = events.findIndex((event) => (event as unknown[])[0] === "call" && (event as unknown[])[1] === 1);
+        expect((events[stampAt - 1] as unknown[])[0]).toBe("clock");
+        const readings = events.filter((event) => (event as unknown[])[0] === "clock").flatMap((event) => (event as [string, number[]])[1]);
+
+        // Replayed: the same times in the same order, however fast the replay runs.
+        const again = await run(body, { clockStart, clockReplay: readings });
+        expect(JSON.parse(again.returnJson ?? "null")).toEqual([t0, t1, stamp, last]);
+        // Past the recorded readings the clock goes on from real time, never back.
+        const beyond = await run("const a = Date.now(); const b = Date.now(); return [a, b];", { clockStart, clockReplay: [5_000, 1] });
+        const [a, b] = JSON.parse(beyond.returnJson ?? "null") as [number, number];
+        expect(a).toBe(clockStart + 5_000);
+        expect(b).toBeGreaterThanOrEqual(a);
+      });
+
       it("builds artifact arguments", async () => {
         const outcome = await run("return artifact('sha256:' + 'a'.repeat(64));");
         expect(JSON.parse(outcome.returnJson ?? "null")).toEqual({ $artifact: `sha256:${"a".repeat(64)}` });

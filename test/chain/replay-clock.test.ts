@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { defineTool, MemoryTraceStore, replay, resumeChain, ToolChainTool } from "../../src/index.ts";
+
+/** A slow safe lookup, then an email whose body carries a timestamp the script computed after it. */
+function reportTools(sent: string[]) {
+  return [
+    defineTool({
+      name: "lookup",
+      description: "A slow safe read.",
+      inputSchema: { type: "object", properties: {} } as const,
+      execute: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 120));
+        return { email: "ceo@example.com" };
+      },
+    }),
+    defineTool({
+      name: "send_email",
+      description: "Sends an email.",
+      risk: "high",
+      inputSchema: { type: "object", properties: { to: { type: "string" }, body: { type: "string" } }, required: ["to", "body"] } as const,
+      execute: ({ to, body }) => {
+        sent.push(`${to}: ${body}`);
+        return { sent: to };
+      },
+    }),
+  ];
+}
+
+const SCRIPT = `
+const who = await tools.lookup({});
+const mail = await tools.send_email({ to: who.structured.email, body: "report generated " + new Date().toISOString() });
+return { mail: mail.status, at: Date.now() };`;
+
+describe.each(["in-process", "process"] as const)("the clock on replay (%s driver)", (driver) => {
+  it("reads back the recorded times: a suspended email with a timestamp resumes without diverging", async () => {
+    const store = new MemoryTraceStore();
+    const sent: string[] = [];
+    const tools = reportTools(sent);
+    const chain = new ToolChainTool({ tools, traceStore: store, driver, approvalMode: "suspend" });
+    const suspended = await chain.run(SCRIPT, { chainId: "stamped" });
+    await chain.close();
+    expect(suspended.status).toBe("suspended");
+    const trace = await store.load("stamped");
+    expect(trace.clockReadings?.length).toBeGreaterThanOrEqual(2);
+    const [elapsed] = trace.clockReadings ?? [];
+    expect(elapsed).toBeGreaterThanOrEqual(100); // read after the slow lookup
+
+    // The resume answers the lookup at once from the trace, yet the script computes the same body.
+    const report = await resumeChain("stamped", "approved", { traceStore: store, tools, driver });
+    expect(report.divergence).toBeUndefined();
+    expect(report.liveCalls).toEqual(["c1"]);
+    expect(report.run.status).toBe("ok");
+    expect(sent).toEqual([`ceo@example.com: report generated ${new Date(trace.clockStart + (elapsed as number)).toISOString()}`]);
+
+    // And a strict replay of the resumed chain sees the same times again.
+    const resumed = await store.load(report.run.chainId);
+    const strict = await replay(resumed, { mode: "strict", driver });
+    expect(strict.identical).toBe(true);
+    expect(strict.run.returnValue).toEqual(report.run.returnValue);
+  }, 30_000);
+});
