@@ -53,8 +53,11 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
  * Returns a new object (not frozen, so `brandChainTool` can mark it) with `risk` filled in.
  * Throws `ChainRuntimeError` `TOOL_INVALID` naming the field when the name does not match
  * `TOOL_NAME_PATTERN`, the description is not a string, `inputSchema` is not an object schema
- * of type "object", `execute` is not a function, or `risk`/`deferLoading`/`takesControl` has
- * the wrong type.
+ * of type "object" that the invoker's ajv setup compiles (draft-07; a `"strng"` type, a
+ * `$ref` to nothing or `nullable` without `type` are refused here, not at the first call),
+ * `inputSchema` requires a `"__proto__"` argument (which no call can pass), a schema is not
+ * JSON data or nests deeper than `MAX_SCHEMA_DEPTH`, `execute` is not a function, or
+ * `risk`/`deferLoading`/`takesControl` has the wrong type.
  */
 export function defineTool<const S extends ObjectJsonSchema, const O extends JsonSchema | undefined = undefined>(
   definition: ToolDefinition<S, O>,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { findNonPlainData } from "../../prelude/plain-data.ts";
 import { MAX_ARGUMENT_NODES } from "../../src/invoker/clone-arguments.ts";
 import { digestJson } from "../../src/kernel/index.ts";
+import { defineTool } from "../../src/toolbox/define-tool.ts";
 import { approver, echoTool, localTool, makeInvoker } from "./invoker-fixtures.ts";
 
 const searchSchema = {
@@ -105,7 +106,9 @@ describe("ToolInvoker argument gate", () => {
 
   it("turns a tool with an invalid schema into an error result, not a crash", async () => {
     const tool = echoTool("broken", { inputSchema: { type: "object", properties: { a: { type: "nonsense" } } } as never });
-    const invoker = makeInvoker([tool]);
+    // A Toolbox refuses the tool (TOOL_INVALID); a registry may still hold it unchecked.
+    expect(() => makeInvoker([tool])).toThrow(/inputSchema is not a valid JSON Schema/);
+    const invoker = makeInvoker([tool], { registry: "map" });
     const session = invoker.openSession();
     for (let i = 0; i < 2; i++) {
       const result = await invoker.invoke({ name: "broken", arguments: {} }, { session });
@@ -113,6 +116,42 @@ describe("ToolInvoker argument gate", () => {
       expect(result.text).toContain("inputSchema is not a valid JSON Schema");
     }
     expect(tool.calls).toHaveLength(0);
+  });
+
+  it("reuses the validator the tool check compiled: one compile per schema, checked or called", async () => {
+    let reads = 0;
+    const inner = { type: "number" };
+    const properties = {};
+    Object.defineProperty(properties, "a", {
+      enumerable: true,
+      get() {
+        reads++;
+        return inner;
+      },
+    });
+    const tool = defineTool({ name: "counted", description: "", inputSchema: { type: "object", properties } as never, execute: () => "ok" });
+    const invoker = makeInvoker([tool]); // a Toolbox checks the tool again: compiled already
+    const readsWhenChecked = reads;
+    const session = invoker.openSession();
+    expect((await invoker.invoke({ name: "counted", arguments: { a: 1 } }, { session })).status).toBe("ok");
+    expect(await invoker.invoke({ name: "counted", arguments: { a: "x" } }, { session })).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    // Only compiling reads the schema below the top: the calls compiled nothing.
+    expect(reads).toBe(readsWhenChecked);
+    // A second invoker (another Toolbox) reuses it too.
+    const again = makeInvoker([tool]);
+    const readsWhenCheckedAgain = reads;
+    await again.invoke({ name: "counted", arguments: { a: 1 } }, { session: again.openSession() });
+    expect(reads).toBe(readsWhenCheckedAgain);
+  });
+
+  it("lets two tools use the same $id", async () => {
+    const schema = () => ({ $id: "https://example.com/args", type: "object", properties: { a: { type: "string" } }, required: ["a"] }) as const;
+    const invoker = makeInvoker([echoTool("one", { inputSchema: schema() }), echoTool("two", { inputSchema: schema() })]);
+    const session = invoker.openSession();
+    for (const name of ["one", "two"]) {
+      expect((await invoker.invoke({ name, arguments: { a: "x" } }, { session })).status).toBe("ok");
+      expect(await invoker.invoke({ name, arguments: { a: 1 } }, { session })).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    }
   });
 
   it("parses JSON-string arguments and treats empty ones as {}", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { linearRegExp, toRe2Syntax } from "../../src/invoker/gates/linear-regexp.ts";
+import { linearRegExp, toRe2Syntax } from "../../src/toolbox/linear-regexp.ts";
 
 /** Patterns as tool schemas write them, and texts around their edges. */
 const PATTERNS = [

@@ -1,10 +1,8 @@
-import AjvModule, { type ErrorObject, type ValidateFunction } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import { isArtifactArgument, type InvocationFailure, type Tool } from "../../kernel/index.ts";
+import { compileInputSchema } from "../../toolbox/compile-input-schema.ts";
 import { containsArtifactArgument } from "../contains-artifact-argument.ts";
 import { invocationFailure } from "../invocation-failure.ts";
-import { linearRegExp } from "./linear-regexp.ts";
-
-const Ajv = AjvModule.default;
 
 /** Most schema errors one message lists. */
 const MAX_LISTED_ERRORS = 5;
@@ -13,12 +11,15 @@ const MAX_LISTED_ERRORS = 5;
 type CompiledSchema = { readonly validate: ValidateFunction | null } | { readonly failure: InvocationFailure };
 
 /**
- * Gate 4b, validation: checks the argument copy against the tool's `inputSchema` with ajv
- * (`allErrors`, non-strict so vendor keywords and unknown formats pass; own properties only;
- * patterns in linear time where RE2 can express them). Each tool's schema is
- * compiled once and cached by tool object. A failure is `INVALID_ARGUMENTS` whose text names the
+ * Gate 4b, validation: checks the argument copy against the tool's `inputSchema` with the ajv
+ * setup of `compileInputSchema` (draft-07, `allErrors`, non-strict so vendor keywords and
+ * unknown formats pass; own properties only; patterns in linear time where RE2 can express
+ * them), the same setup the tool check compiled the schema with, so the validator it cached is
+ * reused: a schema is compiled once, by whichever comes first. Each tool's schema is read once
+ * and its validator kept by tool object. A failure is `INVALID_ARGUMENTS` whose text names the
  * field and why, e.g. `argument "limit" must be integer`. A tool whose schema does not compile
- * gives `NOT_CALLABLE` (cached too), never a crash.
+ * (possible only for a tool the registry holds unchecked: `Toolbox` refuses it with
+ * `TOOL_INVALID`) gives `NOT_CALLABLE` (cached too), never a crash.
  *
  * Artifact arguments: validation runs before `{ $artifact: ref }` values are resolved (a denied
  * call never touches the store), and each resolves to a string. So here such a value counts as
@@ -27,17 +28,6 @@ type CompiledSchema = { readonly validate: ValidateFunction | null } | { readonl
  * which the invoker runs on the resolved arguments when there were refs.
  */
 export class ArgumentValidator {
-  readonly #ajv = new Ajv({
-    allErrors: true,
-    strict: false,
-    logger: false,
-    validateSchema: true,
-    // Patterns test script-chosen text on the host's thread: linear time (see linear-regexp.ts).
-    code: { regExp: linearRegExp },
-    // `required: ["valueOf"]` must not be met by Object.prototype, nor an optional "constructor"
-    // property be checked against the inherited function.
-    ownProperties: true,
-  });
   readonly #compiled = new WeakMap<object, CompiledSchema>();
 
   /** `undefined` when `args` is valid for `tool`, else the failure to return. */
@@ -76,11 +66,8 @@ export class ArgumentValidator {
     if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
       return { failure: brokenSchema(tool.name, "it is not a JSON Schema object") };
     }
-    try {
-      return { validate: this.#ajv.compile(schema) };
-    } catch (error) {
-      return { failure: brokenSchema(tool.name, error instanceof Error ? error.message : String(error)) };
-    }
+    const compiled = compileInputSchema(schema);
+    return compiled.ok ? { validate: compiled.validate } : { failure: brokenSchema(tool.name, compiled.reason) };
   }
 }
 
