@@ -1,18 +1,15 @@
-import type { ApprovalDecision, ApprovalRequest } from "../kernel/index.ts";
+import { type ApprovalDecision, type ApprovalRequest, escapeTerminalText } from "../kernel/index.ts";
 
 /** Longest argument text a prompt shows, in characters, when none is given. */
 export const DEFAULT_MAX_ARGS_CHARS = 2000;
 
-// C0 and C1 controls (but not \n, kept by callers that want it), DEL, and bidi overrides that
-// could make a terminal show something other than what will run.
-const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
 /**
- * Text safe to print on a terminal: control characters (escape sequences), DEL, C1 controls
- * and bidi overrides become `\uXXXX`. Newlines are escaped too unless `keepNewlines` is set.
+ * Text safe to print on a terminal: what {@link escapeTerminalText} escapes (control characters,
+ * DEL, C1 controls, bidi controls that could make a terminal show something other than what will
+ * run) and tabs become `\uXXXX`. Newlines become `\n` too unless `keepNewlines` is set.
  */
 export function escapeForTerminal(text: string, keepNewlines = false): string {
-  const escaped = text.replace(UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const escaped = escapeTerminalText(text).replace(/\t/g, "\\u0009");
   return keepNewlines ? escaped : escaped.replace(/\n/g, "\\n");
 }
 

@@ -1,4 +1,6 @@
 import type { ArtifactRef, BlobStore, ChainRunResult } from "../index.ts";
+import { clipText } from "./clip-text.ts";
+import { formatTable } from "./format-table.ts";
 
 /** What `formatRun` prints besides the run itself. */
 export interface FormatRunOptions {
@@ -30,9 +32,9 @@ export async function formatRun(run: ChainRunResult, options: FormatRunOptions):
     record.tool,
     record.status,
     record.durationMs.toFixed(1),
-    record.status === "ok" ? "" : `${record.code ?? ""} ${record.error ?? ""}`.trim().slice(0, 80),
+    record.status === "ok" ? "" : clipText(`${record.code ?? ""} ${record.error ?? ""}`.trim(), 80),
   ]);
-  out.push(table(["seq", "call", "tool", "status", "ms", "note"], rows));
+  out.push(rows.length === 0 ? "  (no tool calls)" : indent(formatTable(["seq", "call", "tool", "status", "ms", "note"], rows)));
   if (run.droppedCallRecords) out.push(`  … ${run.droppedCallRecords} more calls counted, not kept`);
   if (options.artifacts.size > 0) {
     out.push("", "artifacts:");
@@ -46,11 +48,4 @@ export async function formatRun(run: ChainRunResult, options: FormatRunOptions):
 
 function indent(text: string): string {
   return text.split("\n").map((line) => `  ${line}`).join("\n");
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  if (rows.length === 0) return "  (no tool calls)";
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: readonly string[]): string => `  ${cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ")}`.trimEnd();
-  return [line(header), ...rows.map(line)].join("\n");
 }

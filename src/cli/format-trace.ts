@@ -1,4 +1,6 @@
 import { type ChainTrace, renderScriptWithMarker, renderTraceTable, suspendedCalls, type TraceSummary } from "../index.ts";
+import { formatTable } from "./format-table.ts";
+import { terminalText } from "./terminal-text.ts";
 
 /** `isochain trace ls`: one line per trace, newest first. */
 export function formatTraceList(summaries: readonly TraceSummary[]): string {
@@ -10,10 +12,7 @@ export function formatTraceList(summaries: readonly TraceSummary[]): string {
     String(summary.calls),
     summary.parentChainId ?? "",
   ]);
-  const header = ["chain", "created", "status", "calls", "parent"];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: readonly string[]): string => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd();
-  return `${[line(header), ...rows.map(line)].join("\n")}\n`;
+  return `${formatTable(["chain", "created", "status", "calls", "parent"], rows)}\n`;
 }
 
 /**
@@ -31,7 +30,10 @@ export function formatTrace(trace: ChainTrace): string {
       `  seed ${trace.seed}  clock ${new Date(trace.clockStart).toISOString()}`,
   );
   out.push(`toolbox: ${trace.toolbox.tools.map((tool) => (tool.risk === "safe" ? tool.name : `${tool.name} (${tool.risk})`)).join(", ") || "(none)"}`);
-  out.push("", "calls:", indent(renderTraceTable(trace)));
+  // The table measures its cells as given: escape the one a script controls (a tool name it
+  // called, known or not) first, so the columns line up as printed.
+  const shown = { ...trace, calls: trace.calls.map((call) => ({ ...call, tool: terminalText(call.tool) })) };
+  out.push("", "calls:", indent(renderTraceTable(shown)));
   const inDoubt = trace.calls.filter((call) => call.state !== "completed");
   if (inDoubt.length > 0 && outcome?.status !== "suspended") {
     out.push(`  in doubt (started, never finished): ${inDoubt.map((call) => `${call.callId} ${call.tool}`).join(", ")}`);

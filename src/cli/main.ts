@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import {
   type ArtifactRef,
   ChainRuntimeError,
+  describeThrown,
   FileBlobStore,
   FileTraceStore,
   isChainRuntimeError,
@@ -22,10 +23,11 @@ import {
 import { loadToolModule } from "./load-tools.ts";
 import { formatRun } from "./format-run.ts";
 import { approvalHandlerFor } from "./approval-handler-for.ts";
+import { clipText } from "./clip-text.ts";
 import { replayCommand } from "./replay-command.ts";
 import { traceCommand } from "./trace-command.ts";
 import { USAGE } from "./usage.ts";
-import { writeErr, writeOut } from "./terminal-text.ts";
+import { guardOutput, outputExitCode, writeErr, writeOut } from "./terminal-text.ts";
 
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -113,7 +115,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     if (traceStore && !run.traceError) writeOut(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)})\n`);
     if (run.pendingApproval) {
       writeOut(
-        `\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clip(JSON.stringify(run.pendingApproval.args), 160)}\n` +
+        `\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clipText(argumentText(run.pendingApproval.args), 160)}\n` +
           `resume with: isochain replay ${run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`,
       );
     }
@@ -124,16 +126,25 @@ async function runCommand(args: readonly string[]): Promise<number> {
   return run.status === "ok" ? 0 : 1;
 }
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+/** The arguments of a pending call as one line of JSON; never throws. */
+function argumentText(args: unknown): string {
+  try {
+    return JSON.stringify(args) ?? "(none)";
+  } catch {
+    return "(arguments not serialisable as JSON)";
+  }
 }
 
+guardOutput();
+process.on("exit", (code) => {
+  process.exitCode = outputExitCode(code);
+});
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    const message = isChainRuntimeError(error) ? `${error.code}: ${error.message}` : String((error as Error)?.message ?? error);
+    const message = isChainRuntimeError(error) ? `${error.code}: ${error.message}` : describeThrown(error);
     writeErr(`isochain: ${message}\n`);
     process.exitCode = 2;
   },

@@ -11,6 +11,7 @@ export * from "./chain-policy.ts";
 export * from "./chain-run.ts";
 export * from "./content.ts";
 export * from "./errors.ts";
+export * from "./escape-terminal-text.ts";
 export * from "./hooks.ts";
 export * from "./invocation.ts";
 export * from "./json-schema.ts";

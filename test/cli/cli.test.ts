@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -8,6 +8,9 @@ const MAIN = resolve("src/cli/main.ts");
 const TOOLS = resolve("examples/crm-tools.ts");
 const WON_DEALS = resolve("examples/scripts/won-deals-report.ts");
 const BROKEN = resolve("examples/scripts/broken.ts");
+const INDEX = resolve("src/index.ts");
+/** Bidi controls: each makes a terminal show a line other than what it holds. */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 let cwd: string;
 
@@ -15,6 +18,28 @@ let cwd: string;
 function isochain(...args: string[]): { code: number | null; stdout: string; stderr: string } {
   const child = spawnSync(process.execPath, ["--no-node-snapshot", MAIN, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
+}
+
+/** Runs `isochain ...args` with its stdout pipe closed by the reader before a byte is read (`| head -c0`). */
+async function isochainClosedStdout(...args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, ["--no-node-snapshot", MAIN, ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.destroy();
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((done) => child.on("close", (status) => done(status)));
+  return { code, stderr };
+}
+
+/** Writes `name` in the temp cwd and returns its path. */
+function file(name: string, text: string): string {
+  const path = join(cwd, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** A tool module in the temp cwd: `body` may use `defineTool` and `Toolbox`. */
+function toolModule(name: string, body: string): string {
+  return file(name, `import { defineTool, Toolbox } from ${JSON.stringify(INDEX)};\nvoid Toolbox;\n${body}\n`);
 }
 
 function savedTraceId(stdout: string): string {
@@ -156,5 +181,67 @@ describe("isochain CLI: run, trace, replay", () => {
     const noScript = isochain("run", "no-such-script.ts", "--tools", TOOLS);
     expect(noScript.code).toBe(2);
     expect(noScript.stderr).toContain("CLI_USAGE: Could not read the script no-such-script.ts: no such file.");
+  });
+});
+
+describe("isochain CLI: a closed output", () => {
+  it("ends quietly with the exit code the command would have had (run, run --json, trace show --json)", async () => {
+    // Over a pipe's 64 KiB: console output and a long return value.
+    const big = file("big.ts", 'for (let i = 0; i < 2000; i++) console.log("line " + i + " " + "x".repeat(40));\nreturn "done";\n');
+    const traced = isochain("run", big, "--tools", TOOLS, "--approve", "auto");
+    expect(traced.code, traced.stderr).toBe(0);
+    const id = savedTraceId(traced.stdout);
+    const cases: [string[], number][] = [
+      [["run", big, "--tools", TOOLS, "--approve", "auto"], 0],
+      [["run", big, "--tools", TOOLS, "--approve", "auto", "--json"], 0],
+      [["trace", "show", id, "--json"], 0],
+      [["trace", "show", id], 0],
+      [["run", BROKEN, "--tools", TOOLS, "--approve", "deny"], 1],
+      [["run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend"], 1],
+    ];
+    for (const [args, code] of cases) {
+      const closed = await isochainClosedStdout(...args);
+      expect(closed.stderr, args.join(" ")).toBe("");
+      expect(closed.code, args.join(" ")).toBe(code);
+    }
+  });
+});
+
+describe("isochain CLI: bidi controls never reach the terminal raw", () => {
+  const SPOOF = "\\u202eevil\\u202c \\u2066iso\\u2069 \\u200e\\u200f\\u061c";
+
+  it("in run output, console output, errors, trace show and the suspended line a human approves from", () => {
+    const tools = toolModule(
+      "spoof-tools.ts",
+      `export const send = defineTool({ name: "send", description: "high", risk: "high", inputSchema: { type: "object", properties: { to: { type: "string" } } }, execute: async () => ({ sent: true }) });
+export const shout = defineTool({ name: "shout", description: "fails", inputSchema: { type: "object" }, execute: async () => { throw new Error("tool says ${SPOOF}"); } });`,
+    );
+    const failing = file("spoof-fail.ts", `console.log("log ${SPOOF}");\nawait tools.shout({});\nthrow new Error("script ${SPOOF}");\n`);
+    const run = isochain("run", failing, "--tools", tools, "--approve", "auto");
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).not.toMatch(BIDI);
+    expect(run.stdout).toContain("log \\u202eevil\\u202c \\u2066iso\\u2069 \\u200e\\u200f\\u061c");
+    expect(run.stdout).toContain("script \\u202eevil");
+    const shown = isochain("trace", "show", savedTraceId(run.stdout));
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("\\u202e");
+    expect(shown.stdout).not.toMatch(BIDI);
+
+    const suspending = file("spoof-suspend.ts", `return await tools.send({ to: "bob ${SPOOF}" });\n`);
+    const suspended = isochain("run", suspending, "--tools", tools, "--approve", "suspend");
+    expect(suspended.code, suspended.stderr).toBe(1);
+    expect(suspended.stdout).toContain('suspended: waiting for approval of send (high) with {"to":"bob \\u202eevil\\u202c \\u2066iso\\u2069 \\u200e\\u200f\\u061c"}');
+    expect(suspended.stdout).not.toMatch(BIDI);
+    const json = isochain("run", suspending, "--tools", tools, "--approve", "suspend", "--json");
+    expect(json.stdout).not.toMatch(BIDI);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: "suspended", pendingApproval: { args: { to: `bob ${JSON.parse(`"${SPOOF}"`)}` } } });
+  });
+
+  it("in errors on stderr", () => {
+    const throwing = file("spoof-module.ts", `throw new Error("module ${SPOOF}");\n`);
+    const run = isochain("run", WON_DEALS, "--tools", throwing);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("module \\u202eevil");
+    expect(run.stderr).not.toMatch(BIDI);
   });
 });
