@@ -18,7 +18,14 @@ export interface RoutedCall {
  *   should it need one (a resumed approval).
  */
 export type RouteDecision =
-  | { readonly kind: "answer"; readonly result: InvocationResult; readonly record: boolean; readonly halt?: boolean }
+  | {
+      readonly kind: "answer";
+      readonly result: InvocationResult;
+      readonly record: boolean;
+      readonly halt?: boolean;
+      /** The recorded order of this answer among the run's results (answers routed together are delivered in it). */
+      readonly order?: number;
+    }
   | { readonly kind: "live"; readonly approval?: ApprovalDecision };
 
 /**

@@ -21,6 +21,7 @@
  * @module
  */
 import {
+  describeThrown,
   digestJson,
   type ApprovalDecision,
   type ApprovalRequest,
@@ -31,6 +32,13 @@ import {
 } from "../kernel/index.ts";
 import type { TraceRecorder } from "../trace/trace-recorder.ts";
 import type { RunPlan } from "./call-router.ts";
+
+/** An answer from the trace waiting for its turn (see `ChainRunContext.inRecordedOrder`). */
+interface HeldAnswer {
+  readonly order: number;
+  readonly answer: () => Promise<InvocationResult>;
+  readonly resolve: (result: InvocationResult) => void;
+}
 
 interface OpenCall {
   readonly tool: string;
@@ -60,6 +68,8 @@ export class ChainRunContext {
   readonly #presetApprovals = new Map<string, ApprovalDecision>();
   readonly #suspended = new Set<string>();
   readonly #waiting = new Set<() => void>();
+  /** Answers from the trace held until the end of the host turn (see {@link inRecordedOrder}). */
+  #held: HeldAnswer[] = [];
   #liveInFlight = 0;
 
   constructor(chainId: string, recorder: TraceRecorder | undefined, plan: RunPlan | undefined) {
@@ -133,6 +143,32 @@ export class ChainRunContext {
     const { result } = payload;
     if (payload.executed && result.status === "error" && result.code === "CANCELLED") return undefined;
     return { ...payload, seq, record: { ...payload.record, seq } };
+  }
+
+  /**
+   * Delivers an answer from the trace in its recorded order among the answers routed in the
+   * same host turn: they are held until the turn ends, then handed over sorted by `order`, each
+   * only after the one before it. Calls made together (a `Promise.race`, `.then`s on a
+   * `Promise.all`'s members) thus settle in the order the original run saw, and the script
+   * takes the same branch. A call made later is not waited for.
+   */
+  inRecordedOrder(order: number, answer: () => Promise<InvocationResult>): Promise<InvocationResult> {
+    const { promise, resolve } = Promise.withResolvers<InvocationResult>();
+    if (this.#held.length === 0) setImmediate(() => this.#releaseHeld());
+    this.#held.push({ order, answer, resolve });
+    return promise;
+  }
+
+  #releaseHeld(): void {
+    const held = this.#held.sort((a, b) => a.order - b.order);
+    this.#held = [];
+    let previous: Promise<unknown> = Promise.resolve();
+    for (const { answer, resolve } of held) {
+      const result = answer();
+      previous = previous
+        .then(() => result)
+        .then(resolve, (error: unknown) => resolve({ status: "error", code: "TOOL_ERROR", text: `The recorded answer could not be delivered: ${describeThrown(error)}` }));
+    }
   }
 
   /** A live call is about to go to the invoker. */

@@ -143,7 +143,7 @@ export class ReplayRouter implements CallRouter {
     const undecided = entry.result !== undefined && "code" in entry.result && entry.result.code === "IN_DOUBT";
     if (entry.state === "completed" && entry.result !== undefined && !(undecided && !strict)) {
       this.replayed.push(callId);
-      return { kind: "answer", result: entry.result, record: true };
+      return { kind: "answer", result: entry.result, record: true, ...(entry.resultSeq === undefined ? {} : { order: entry.resultSeq }) };
     }
     // In doubt: started, never finished.
     if (strict) {

@@ -358,7 +358,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       if (route?.kind === "answer") {
         if (route.halt) run.halt();
         if (!route.record) return Promise.resolve(route.result);
-        return this.#recordAnswer(run, callId, call, route.result);
+        const answer = route.result;
+        if (route.order !== undefined) return run.inRecordedOrder(route.order, () => this.#recordAnswer(run, callId, call, answer));
+        return this.#recordAnswer(run, callId, call, answer);
       }
       if (route?.approval !== undefined) run.presetApproval(callId, route.approval);
       run.liveCallStarted();

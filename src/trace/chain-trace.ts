@@ -89,6 +89,11 @@ export interface TraceCallEntry {
   readonly status?: CallRecordStatus;
   /** What the script received, artifact refs kept as refs (never inlined); set when `completed`. */
   readonly result?: InvocationResult;
+  /**
+   * 0-based order in which the call's result was logged, among all results of the chain: the
+   * order the script received them. Set when `completed`; a replay answers in this order.
+   */
+  readonly resultSeq?: number;
 }
 
 /** How the chain ended, when it did. Field for field a subset of `ChainRunResult`. */

@@ -52,6 +52,7 @@ function traceProblem(trace: unknown): string | undefined {
     }
     if (!CALL_STATES.has(call.state)) return `calls[${index}].state is ${JSON.stringify(call.state)}, not "started", "completed" or "in-doubt"`;
     if (typeof call.argsDigest !== "string") return `calls[${index}].argsDigest is ${describe(call.argsDigest)}, not a string`;
+    if (call.resultSeq !== undefined && !(Number.isSafeInteger(call.resultSeq) && (call.resultSeq as number) >= 0)) return `calls[${index}].resultSeq is not an integer >= 0`;
     // A replay hands a recorded result to the script as it is: it must be one the invoker could
     // have returned (as a trace file's results are checked when it is folded).
     if ((call.state === "completed" || call.result !== undefined) && !isInvocationResult(call.result)) {

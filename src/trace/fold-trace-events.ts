@@ -58,6 +58,7 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
   const calls = new Map<string, { call: TraceToolCallEvent; entry: TraceCallEntry }>();
   const approvalRequests: ApprovalRequest[] = [];
   const clockReadings: number[] = [];
+  let results = 0;
   let outcome: TraceOutcome | undefined;
 
   for (let index = 1; index < events.length; index += 1) {
@@ -109,6 +110,7 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
           durationMs: event.durationMs,
           status: event.status,
           result: event.result,
+          resultSeq: results++,
         };
         break;
       }

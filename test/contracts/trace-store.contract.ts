@@ -91,6 +91,7 @@ export function runTraceStoreContract(name: string, options: TraceStoreContractO
           durationMs: 100,
           status: "ok",
           result,
+          resultSeq: 0,
         },
       ]);
       expect(trace.approvalRequests).toEqual([approvalRequestEvent("chain-1").request]);

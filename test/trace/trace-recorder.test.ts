@@ -112,6 +112,7 @@ describe("TraceRecorder", () => {
         durationMs: 7,
         status: "ok",
         result: { status: "ok", text: "done 0" },
+        resultSeq: 1, // c1's result was logged first
       },
       expect.objectContaining({ callId: "c1", risk: "high", status: "timeout", result: { status: "error", text: "too slow", code: "TIMEOUT" } }),
     ]);
