@@ -16,16 +16,27 @@
  * - Every file is written to a temp file in the same directory, fsynced, renamed into place and
  *   the directory fsynced (see `writeFileAtomic`): readers never see a torn file.
  * - Pins live in the sidecar, so they survive a restart. Every read-modify-write of a sidecar
- *   (`put`, `pin`, `unpin`, and `gc`'s check-then-delete) runs under a per-ref in-process lock,
- *   so any number of concurrent promises is safe. `gc` deletes the sidecar before the bytes.
+ *   (`put`, `pin`, `unpin`, and `gc`'s check-then-delete) runs under a per-blob lock shared by
+ *   every FileBlobStore of the process on the same directory (keyed by the blob's resolved
+ *   path), so any number of concurrent promises, on one instance or several, is safe.
+ *   `gc` deletes the sidecar before the bytes.
  * - Refs are validated with `isArtifactRef` before any path is built: only `sha256:` + 64
  *   lowercase hex digits ever reach the filesystem.
+ * - The store reads only what it writes: its files are opened without blocking and without
+ *   following a link, and read only once fstat says "regular file" (`readRegularFile`), so a
+ *   FIFO, device, directory or link where a blob or sidecar should be is an error, never a hang.
+ * - It never writes or deletes through a link: `put`, `pin` and `unpin` refuse a shard that is
+ *   not a real directory, and `gc` skips it; `gc` deletes only regular files it could have
+ *   written, and steps over anything else in the tree (a stray entry never stops a collection).
+ *   Reads (`resolve`, `stat`) do not check the shard: what they return is checked against the
+ *   ref either way, and the check would cost the hot path a syscall.
  *
  * Several processes may share a directory for `put` and `resolve` (content addressing plus
  * atomic renames make that safe); pin counts and `gc` are coordinated within one process only,
  * so let one process own `pin`/`unpin`/`gc` for a directory.
  */
-import { mkdir, readdir, readFile, stat as statFile, unlink } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
 import {
   ChainRuntimeError,
@@ -38,6 +49,7 @@ import {
   type BlobStat,
   type BlobStore,
 } from "../kernel/index.ts";
+import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
 import { checkBlobMeta, gcCutoff, hexToRef, refToHex, toBlobBytes } from "./check-blob-args.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { isTempFileName, syncDirectory, writeFileAtomic } from "./write-file-atomic.ts";
@@ -55,7 +67,9 @@ export const ORPHAN_GRACE_MS = 60_000;
 export interface FileBlobStoreOptions {
   /**
    * Root directory of the store; created on the first `put`. A relative path is resolved
-   * against `process.cwd()` when the store is constructed.
+   * against `process.cwd()` when the store is constructed. Stores of one process given the same
+   * resolved path share their per-blob lock; give them the same path, not two names (links) for
+   * one directory.
    * @defaultValue `".isochain/blobs"` ({@link DEFAULT_BLOB_DIR})
    */
   readonly dir?: string;
@@ -67,6 +81,18 @@ const SIDECAR_SUFFIX = ".meta.json";
 const SIDECAR_VERSION = 1;
 const HEX_NAME = /^[0-9a-f]{64}$/;
 const SHARD_NAME = /^[0-9a-f]{2}$/;
+/**
+ * Errors of one entry that `gc` steps over (the entry is not one the store wrote, or changed
+ * under it): a file where a shard directory should be, a directory where a file should be.
+ */
+const SKIPPED_ENTRY_ERRORS = new Set(["ENOENT", "ENOTDIR", "EISDIR", "EPERM"]);
+
+/**
+ * The per-blob lock of every FileBlobStore in the process, keyed by the blob's bytes path (the
+ * resolved root plus the hex): two instances on one directory serialise on the same keys, so
+ * neither loses the other's pins. Keys are dropped once idle, so it never grows with use.
+ */
+const blobLocks = new KeyedLock();
 
 interface Sidecar {
   readonly version: 1;
@@ -83,15 +109,16 @@ interface Sidecar {
  * See the module comment for the layout and the concurrency rules.
  *
  * Errors: a malformed ref throws `ChainRuntimeError` `ARTIFACT_REF_INVALID` (before touching the
- * filesystem); `resolve`/`pin` of an absent ref throw `ARTIFACT_NOT_FOUND`; any I/O failure or a
- * corrupt sidecar throws `STORE_FAILED` with the fs error as `cause`; bad arguments throw
- * `ARGUMENT_INVALID`.
+ * filesystem); `resolve`/`pin` of an absent ref throw `ARTIFACT_NOT_FOUND`; any I/O failure, a
+ * corrupt sidecar, or something other than a regular file (a FIFO, a directory, a link) where a
+ * blob or sidecar should be, or other than a real directory where `put`/`pin`/`unpin` would write,
+ * throws `STORE_FAILED` (with the fs error as `cause` where there is one); bad arguments throw
+ * `ARGUMENT_INVALID`. `gc` steps over such entries instead, and counts nothing for them.
  */
 export class FileBlobStore implements BlobStore {
   /** Absolute root directory of the store. */
   readonly dir: string;
   readonly #now: () => number;
-  readonly #lock = new KeyedLock();
 
   /** @param options - see {@link FileBlobStoreOptions}. */
   constructor(options: FileBlobStoreOptions = {}) {
@@ -114,13 +141,13 @@ export class FileBlobStore implements BlobStore {
     const checked = checkBlobMeta(meta);
     const hex = sha256Hex(data);
     const ref = hexToRef(hex);
-    return this.#lock.run(hex, () =>
+    return blobLocks.run(this.#bytesPath(hex), () =>
       this.#io("put", ref, async () => {
         const existing = await this.#readSidecar(hex);
-        // Present and whole: keep it. Bytes damaged on disk (another size, or other bytes) are
-        // written again, which repairs the blob.
+        // Present and whole: keep it. Bytes damaged on disk (another size, other bytes, or not a
+        // regular file) are written again, which repairs the blob.
         if (existing !== undefined && (await holdsBytes(this.#bytesPath(hex), data))) return ref;
-        await mkdir(this.#shardPath(hex), { recursive: true });
+        await this.#requireShard(hex, { create: true });
         await writeFileAtomic(this.#bytesPath(hex), data);
         const sidecar: Sidecar = {
           version: SIDECAR_VERSION,
@@ -147,9 +174,15 @@ export class FileBlobStore implements BlobStore {
       if ((await this.#readSidecar(hex)) === undefined) throw notFound(ref);
       let buffer: Buffer;
       try {
-        buffer = await readFile(this.#bytesPath(hex));
+        buffer = await readRegularFile(this.#bytesPath(hex));
       } catch (error) {
         if (errorCode(error) === "ENOENT") throw notFound(ref);
+        if (errorCode(error) === NOT_REGULAR_FILE) {
+          throw new ChainRuntimeError("STORE_FAILED", `FileBlobStore: the bytes of ${ref} at ${this.#bytesPath(hex)} are ${describeNotRegular(error)}; remove it and put the original bytes again.`, {
+            details: { ref, path: this.#bytesPath(hex) },
+            cause: error,
+          });
+        }
         throw error;
       }
       if (sha256Hex(buffer) !== hex) {
@@ -173,10 +206,11 @@ export class FileBlobStore implements BlobStore {
   /** Adds a pin (persisted). Throws `ARTIFACT_NOT_FOUND` when absent. */
   async pin(ref: ArtifactRef): Promise<void> {
     const hex = refToHex(ref);
-    await this.#lock.run(hex, () =>
+    await blobLocks.run(this.#bytesPath(hex), () =>
       this.#io("pin", ref, async () => {
         const sidecar = await this.#readSidecar(hex);
         if (sidecar === undefined) throw notFound(ref);
+        await this.#requireShard(hex, { create: false });
         await this.#writeSidecar(hex, { ...sidecar, pins: sidecar.pins + 1 });
       }),
     );
@@ -185,10 +219,11 @@ export class FileBlobStore implements BlobStore {
   /** Removes one pin (persisted), never below zero; an absent ref is a no-op. */
   async unpin(ref: ArtifactRef): Promise<void> {
     const hex = refToHex(ref);
-    await this.#lock.run(hex, () =>
+    await blobLocks.run(this.#bytesPath(hex), () =>
       this.#io("unpin", ref, async () => {
         const sidecar = await this.#readSidecar(hex);
         if (sidecar === undefined || sidecar.pins === 0) return;
+        await this.#requireShard(hex, { create: false });
         await this.#writeSidecar(hex, { ...sidecar, pins: sidecar.pins - 1 });
       }),
     );
@@ -207,30 +242,38 @@ export class FileBlobStore implements BlobStore {
       let removed = 0;
       let freedBytes = 0;
       for (const shard of await listDir(this.dir)) {
-        if (!SHARD_NAME.test(shard)) continue;
-        const shardPath = join(this.dir, shard);
-        const names = await listDir(shardPath);
+        // Only real directories named like a shard: a file named `00`, or a link (which would
+        // carry the deletes out of the store), is not the store's.
+        if (!shard.isDirectory() || !SHARD_NAME.test(shard.name)) continue;
+        const shardPath = join(this.dir, shard.name);
+        const entries = await skipEntryErrors(() => listDir(shardPath), []);
         const sidecars = new Set<string>();
-        for (const name of names) {
-          if (name.endsWith(SIDECAR_SUFFIX)) sidecars.add(name.slice(0, -SIDECAR_SUFFIX.length));
+        for (const entry of entries) {
+          if (entry.name.endsWith(SIDECAR_SUFFIX)) sidecars.add(entry.name.slice(0, -SIDECAR_SUFFIX.length));
         }
-        for (const name of names) {
+        for (const entry of entries) {
+          // The store writes regular files only: a directory, FIFO or link named like one of
+          // them is someone else's, and neither removed nor counted.
+          if (!entry.isFile()) continue;
+          const name = entry.name;
           if (isTempFileName(name)) {
-            freedBytes += await removeIfOlder(join(shardPath, name), orphanCutoff);
+            freedBytes += await skipEntryErrors(() => removeIfOlder(join(shardPath, name), orphanCutoff), 0);
           } else if (sidecars.has(name) && HEX_NAME.test(name)) {
-            freedBytes += await this.#lock.run(name, async () => {
-              // A sidecar that does not parse is left alone (and reported by stat/resolve), not a
-              // reason to stop collecting everything else.
-              const sidecar = await this.#readSidecar(name).catch(() => undefined);
-              if (sidecar === undefined || sidecar.pins > 0 || sidecar.createdAt > cutoff) return 0;
-              await unlinkIfPresent(this.#sidecarPath(name));
-              await unlinkIfPresent(this.#bytesPath(name));
-              removed += 1;
-              return sidecar.bytes;
-            });
+            freedBytes += await blobLocks.run(this.#bytesPath(name), () =>
+              skipEntryErrors(async () => {
+                // A sidecar that does not parse (or is not a file) is left alone (and reported by
+                // stat/resolve), not a reason to stop collecting everything else.
+                const sidecar = await this.#readSidecar(name).catch(() => undefined);
+                if (sidecar === undefined || sidecar.pins > 0 || sidecar.createdAt > cutoff) return 0;
+                await unlinkIfPresent(this.#sidecarPath(name));
+                await unlinkIfPresent(this.#bytesPath(name));
+                removed += 1;
+                return sidecar.bytes;
+              }, 0),
+            );
           } else if (HEX_NAME.test(name)) {
-            freedBytes += await this.#lock.run(name, async () =>
-              (await exists(this.#sidecarPath(name))) ? 0 : removeIfOlder(this.#bytesPath(name), orphanCutoff),
+            freedBytes += await blobLocks.run(this.#bytesPath(name), () =>
+              skipEntryErrors(async () => ((await exists(this.#sidecarPath(name))) ? 0 : removeIfOlder(this.#bytesPath(name), orphanCutoff)), 0),
             );
           }
         }
@@ -252,13 +295,54 @@ export class FileBlobStore implements BlobStore {
     return join(this.#shardPath(hex), `${hex}${SIDECAR_SUFFIX}`);
   }
 
+  /**
+   * Makes sure the shard of `hex` is a real directory before anything is written in it, creating
+   * it (and the root) when absent and `create` is set. Anything else there (a file, a link that
+   * would carry the write out of the store) throws `STORE_FAILED`: the store never replaces it.
+   * Costs one lstat where `mkdir -p` cost a mkdir and a stat; the first put in a shard, one
+   * lstat and one mkdir.
+   */
+  async #requireShard(hex: string, options: { readonly create: boolean }): Promise<void> {
+    const path = this.#shardPath(hex);
+    let stats;
+    try {
+      stats = await lstat(path);
+    } catch (error) {
+      if (errorCode(error) !== "ENOENT" || !options.create) throw error;
+      try {
+        await mkdir(path).catch(async (mkdirError: unknown) => {
+          if (errorCode(mkdirError) !== "ENOENT") throw mkdirError;
+          await mkdir(this.dir, { recursive: true }); // the first put of the store
+          await mkdir(path);
+        });
+        return;
+      } catch (mkdirError) {
+        if (errorCode(mkdirError) !== "EEXIST") throw mkdirError;
+        stats = await lstat(path); // made meanwhile, by another put or process: check it
+      }
+    }
+    if (stats.isDirectory()) return;
+    const what = stats.isSymbolicLink() ? "a symbolic link" : stats.isFile() ? "a file" : "a special file (FIFO, socket or device)";
+    throw new ChainRuntimeError(
+      "STORE_FAILED",
+      `FileBlobStore: ${path} is ${what}, not a directory the store made; it never writes through one. Move it out of ${this.dir}; the store makes the directory again on the next put.`,
+      { details: { dir: this.dir, path } },
+    );
+  }
+
   async #readSidecar(hex: string): Promise<Sidecar | undefined> {
     const path = this.#sidecarPath(hex);
     let text: string;
     try {
-      text = await readFile(path, "utf8");
+      text = (await readRegularFile(path)).toString("utf8");
     } catch (error) {
       if (errorCode(error) === "ENOENT") return undefined;
+      if (errorCode(error) === NOT_REGULAR_FILE) {
+        throw new ChainRuntimeError("STORE_FAILED", `Blob sidecar ${path} is ${describeNotRegular(error)}; remove it and put the blob's bytes again.`, {
+          details: { path },
+          cause: error,
+        });
+      }
       throw error;
     }
     let parsed: unknown;
@@ -329,36 +413,48 @@ function corrupt(path: string, cause: unknown): ChainRuntimeError {
   });
 }
 
+/** True when anything (even a link or a FIFO) is at `path`; never opens it. */
 async function exists(path: string): Promise<boolean> {
-  return (await fileSize(path)) !== undefined;
-}
-
-/** True when the file at `path` holds exactly `data` (compared by size first, then byte for byte). */
-async function holdsBytes(path: string, data: Uint8Array): Promise<boolean> {
-  if ((await fileSize(path)) !== data.byteLength) return false;
   try {
-    return Buffer.from(data.buffer, data.byteOffset, data.byteLength).equals(await readFile(path));
+    await lstat(path);
+    return true;
   } catch (error) {
     if (errorCode(error) === "ENOENT") return false;
     throw error;
   }
 }
 
-/** The size of the file at `path`, or `undefined` when there is none. */
-async function fileSize(path: string): Promise<number | undefined> {
+/**
+ * True when `path` is a regular file holding exactly `data`. A bigger file is refused before a
+ * byte is read; a FIFO, a directory or a link is not whole bytes (and is never opened for long).
+ */
+async function holdsBytes(path: string, data: Uint8Array): Promise<boolean> {
+  let held: Buffer;
   try {
-    return (await statFile(path)).size;
+    held = await readRegularFile(path, { maxBytes: data.byteLength });
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return undefined;
+    const code = errorCode(error);
+    if (code === "ENOENT" || code === NOT_REGULAR_FILE || code === FILE_TOO_LARGE) return false;
+    throw error;
+  }
+  return held.equals(data);
+}
+
+async function listDir(path: string): Promise<Dirent[]> {
+  try {
+    return await readdir(path, { withFileTypes: true });
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return [];
     throw error;
   }
 }
 
-async function listDir(path: string): Promise<string[]> {
+/** Runs `work` for one gc entry; an error of {@link SKIPPED_ENTRY_ERRORS} gives `fallback`. */
+async function skipEntryErrors<T>(work: () => Promise<T>, fallback: T): Promise<T> {
   try {
-    return await readdir(path);
+    return await work();
   } catch (error) {
-    if (errorCode(error) === "ENOENT") return [];
+    if (SKIPPED_ENTRY_ERRORS.has(errorCode(error) ?? "")) return fallback;
     throw error;
   }
 }
@@ -371,18 +467,27 @@ async function unlinkIfPresent(path: string): Promise<void> {
   }
 }
 
-/** Deletes `path` when its mtime is at or before `cutoff`; returns the bytes freed. */
+/**
+ * Deletes `path` when it is a regular file with an mtime at or before `cutoff`; returns the bytes
+ * freed. Anything else there (a directory, a FIFO, a link) is not the store's and stays.
+ */
 async function removeIfOlder(path: string, cutoff: number): Promise<number> {
   let info;
   try {
-    info = await statFile(path);
+    info = await lstat(path);
   } catch (error) {
     if (errorCode(error) === "ENOENT") return 0;
     throw error;
   }
-  if (info.mtimeMs > cutoff) return 0;
+  if (!info.isFile() || info.mtimeMs > cutoff) return 0;
   await unlinkIfPresent(path);
   return info.size;
+}
+
+/** "a FIFO, not a regular file" and the like, from a `readRegularFile` `ENOTREG` error. */
+function describeNotRegular(error: unknown): string {
+  const fileType = (error as { fileType?: unknown }).fileType;
+  return `${typeof fileType === "string" ? `a ${fileType}` : "something else"}, not a regular file the store wrote`;
 }
 
 function errorCode(error: unknown): string | undefined {
