@@ -51,7 +51,7 @@ export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval/check-approva
 // Chains.
 export { ToolChainTool, type ChainInput, type ChainRunOptions, type ToolChainToolOptions } from "./chain/tool-chain-tool.ts";
 export { summarizeRun } from "./chain/summarize-run.ts";
-export { compileScript } from "./compile/compile-script.ts";
+export { compileScript, MAX_SCRIPT_CHARS } from "./compile/compile-script.ts";
 export type { SandboxDriver, SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
 export { InProcessSandboxDriver } from "../sandbox/in-process-driver.ts";
 

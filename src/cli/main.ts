@@ -7,7 +7,6 @@
  *   isochain trace ls|show|export ...
  *   isochain replay <id|file> [--resume --tools <module.ts>] ...
  */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
@@ -20,6 +19,7 @@ import {
   type TracedChainRunResult,
   ToolChainTool,
 } from "../index.ts";
+import { readScriptFile } from "./input-file.ts";
 import { loadToolModule } from "./load-tools.ts";
 import { formatRun } from "./format-run.ts";
 import { approvalHandlerFor } from "./approval-handler-for.ts";
@@ -67,13 +67,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     writeErr(`isochain run: needs a script and --tools <module>\n\n${USAGE}\n`);
     return 2;
   }
-  let code: string;
-  try {
-    code = await readFile(scriptPath, "utf8");
-  } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as NodeJS.ErrnoException).code === "EISDIR" ? "it is a folder" : (error as Error).message;
-    throw new ChainRuntimeError("CLI_USAGE", `Could not read the script ${scriptPath}: ${reason}.`, { cause: error });
-  }
+  const code = await readScriptFile(scriptPath);
   const toolbox = await loadToolModule(values.tools);
   const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
   const maxCalls = values["max-calls"];

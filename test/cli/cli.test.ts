@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync,
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_SCRIPT_CHARS } from "../../src/index.ts";
 
 const MAIN = resolve("src/cli/main.ts");
 const TOOLS = resolve("examples/crm-tools.ts");
@@ -16,7 +17,12 @@ let cwd: string;
 
 /** Runs `isochain ...args` in the temp cwd, as a user would. */
 function isochain(...args: string[]): { code: number | null; stdout: string; stderr: string } {
-  const child = spawnSync(process.execPath, ["--no-node-snapshot", MAIN, ...args], { cwd, encoding: "utf8", timeout: 60_000 });
+  return isochainWithin(60_000, ...args);
+}
+
+/** {@link isochain}, killed after `timeoutMs` (then `code` is null): for commands that used to hang. */
+function isochainWithin(timeoutMs: number, ...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const child = spawnSync(process.execPath, ["--no-node-snapshot", MAIN, ...args], { cwd, encoding: "utf8", timeout: timeoutMs });
   return { code: child.status, stdout: child.stdout, stderr: child.stderr };
 }
 
@@ -243,5 +249,95 @@ export const shout = defineTool({ name: "shout", description: "fails", inputSche
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("module \\u202eevil");
     expect(run.stderr).not.toMatch(BIDI);
+  });
+});
+
+describe("isochain CLI: the script and tool module must be regular files", () => {
+  it("refuses a FIFO as the script or the tool module at once instead of waiting for a writer", () => {
+    const fifo = join(cwd, "fifo.ts");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    try {
+      const script = isochainWithin(20_000, "run", fifo, "--tools", TOOLS);
+      expect(script.code, "run <fifo> hung").toBe(2);
+      expect(script.stderr).toContain(`CLI_USAGE: Could not read the script ${fifo}: it is a FIFO (named pipe), not a regular file`);
+      const tools = isochainWithin(20_000, "run", WON_DEALS, "--tools", fifo);
+      expect(tools.code, "--tools <fifo> hung").toBe(2);
+      expect(tools.stderr).toContain(`CLI_USAGE: Could not load the tool module ${fifo}: it is a FIFO (named pipe), not a regular file`);
+    } finally {
+      rmSync(fifo, { force: true });
+    }
+  });
+
+  it("refuses /dev/zero and a folder unread", () => {
+    const zero = isochainWithin(20_000, "run", "/dev/zero", "--tools", TOOLS);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("CLI_USAGE: Could not read the script /dev/zero: it is a character device, not a regular file");
+    const folder = isochain("run", tmpdir(), "--tools", TOOLS);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain("it is a folder, not a regular file");
+  });
+
+  it("refuses a script over 4 bytes per character of the script limit before reading it", () => {
+    const huge = file("huge.ts", `// ${"x".repeat(4 * MAX_SCRIPT_CHARS)}\nreturn 1;\n`);
+    const run = isochain("run", huge, "--tools", TOOLS);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`CLI_USAGE: Could not read the script ${huge}: it is ${4 * MAX_SCRIPT_CHARS + 14} bytes, and scripts are compiled up to ${MAX_SCRIPT_CHARS} characters`);
+    rmSync(huge);
+  });
+});
+
+describe("isochain CLI: tool modules", () => {
+  const load = (name: string, body: string): { code: number | null; stderr: string } => {
+    const run = isochain("run", WON_DEALS, "--tools", toolModule(name, body), "--approve", "auto");
+    return { code: run.code, stderr: run.stderr };
+  };
+
+  it("describe a module that throws a non-Error at import", () => {
+    for (const [name, thrown, said] of [
+      ["throws-null.ts", "null", "it threw null, not an Error"],
+      ["throws-42.ts", "42", "it threw 42, not an Error"],
+      ["throws-object.ts", '{ toString() { throw new Error("nested"); } }', "it threw {}, not an Error"],
+    ]) {
+      const run = load(name as string, `throw ${thrown};`);
+      expect(run.code, name).toBe(2);
+      expect(run.stderr).toBe(`isochain: CLI_USAGE: Could not load the tool module ${join(cwd, name as string)}: ${said}\n`);
+    }
+  });
+
+  it("refuse exports that trap when read, naming the module", () => {
+    const proxy = load("proxy.ts", 'export default new Proxy({}, { get() { throw new Error("proxy get trap"); }, getPrototypeOf() { throw new Error("proto trap"); } });');
+    expect(proxy.code).toBe(2);
+    expect(proxy.stderr).toContain(`isochain: CLI_USAGE: Could not read the tools the module ${join(cwd, "proxy.ts")} exports: proto trap.`);
+    const getter = load("getter.ts", 'export const tools = [{ get name() { throw new Error("getter boom"); }, description: "x", inputSchema: { type: "object" }, execute() {} }];');
+    expect(getter.code).toBe(2);
+    expect(getter.stderr).toContain(`isochain: CLI_USAGE: Could not read the tools the module ${join(cwd, "getter.ts")} exports: getter boom.`);
+    const nonError = load("proxy-null.ts", "export default new Proxy([], { getPrototypeOf() { throw null; } });");
+    expect(nonError.code).toBe(2);
+    expect(nonError.stderr).toContain("exports: it threw null, not an Error.");
+  });
+
+  it("refuse two different tools with one name, naming both; the same tool exported twice is one", () => {
+    const tool = (description: string): string => `defineTool({ name: "echo", description: "${description}", inputSchema: { type: "object" }, execute: () => 1 })`;
+    const named = load("dupe.ts", `export const first = ${tool("a")};\nexport const second = ${tool("b")};`);
+    expect(named.code).toBe(2);
+    expect(named.stderr).toContain(`CLI_USAGE: The module ${join(cwd, "dupe.ts")} has two tools named "echo": export first and export second.`);
+    const array = load("dupe-array.ts", `export default [${tool("a")}, ${tool("b")}];`);
+    expect(array.code).toBe(2);
+    expect(array.stderr).toContain('has two tools named "echo": default[0] and default[1].');
+    const same = isochain("run", file("echo.ts", "return (await tools.echo({})).status;\n"), "--tools", toolModule("same.ts", `export const first = ${tool("a")};\nexport { first as second };`));
+    expect(same.code, same.stderr).toBe(0);
+  });
+
+  it("refuse an empty toolbox however it is exported", () => {
+    for (const [name, body] of [
+      ["empty.ts", "export {};"],
+      ["empty-array.ts", "export default [];"],
+      ["empty-tools.ts", "export const tools = [];"],
+      ["empty-toolbox.ts", "export default new Toolbox();"],
+    ]) {
+      const run = load(name as string, body as string);
+      expect(run.code, name).toBe(2);
+      expect(run.stderr, name).toMatch(/^isochain: CLI_USAGE: The module \S+ exports (no tools|an empty toolbox)/);
+    }
   });
 });
