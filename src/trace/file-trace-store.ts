@@ -46,6 +46,7 @@ import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
+import { readRegularFile } from "../kernel/read-regular-file.ts";
 import { loadTraceFile, MAX_TRACE_FILE_BYTES, readTraceBytes } from "./load-trace-file.ts";
 import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-event.ts";
 import { decodeTraceFrames, encodeTraceFrame } from "./trace-frame-codec.ts";
@@ -629,15 +630,7 @@ interface Lease {
  * @throws the file system's error (`ENOENT` and so on), or one with code `ENOTREG` or `EFBIG`.
  */
 async function readSmallFile(path: string): Promise<string> {
-  const handle = await open(path, constants.O_RDONLY | SAFE_OPEN_FLAGS);
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "ENOTREG" });
-    if (stats.size > MAX_SMALL_FILE_BYTES) throw Object.assign(new Error(`${path} is ${stats.size} bytes, over ${MAX_SMALL_FILE_BYTES}`), { code: "EFBIG" });
-    return await handle.readFile("utf8");
-  } finally {
-    await handle.close().catch(() => undefined);
-  }
+  return (await readRegularFile(path, { maxBytes: MAX_SMALL_FILE_BYTES })).toString("utf8");
 }
 
 /**

@@ -1,6 +1,5 @@
-import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
+import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
 import type { ChainTrace } from "./chain-trace.ts";
 import { foldTraceEvents } from "./fold-trace-events.ts";
 import { decodeTraceFrames } from "./trace-frame-codec.ts";
@@ -39,37 +38,27 @@ export const MAX_TRACE_FILE_BYTES = 512 * 1024 * 1024;
 
 /**
  * The bytes of the regular file at `path` (errors as {@link loadTraceFile} throws them). Opened
- * without blocking and checked before any read:
- * a FIFO named `*.trace` would otherwise hold a read (and `trace ls`, and a resume) forever, and
- * `/dev/zero` would never end.
+ * without blocking and checked before any read (see `readRegularFile`): a FIFO named `*.trace`
+ * would otherwise hold a read (and `trace ls`, and a resume) forever, and `/dev/zero` would never
+ * end. A link at `path` is followed (the path is the caller's), and what it names is checked.
  */
 export async function readTraceBytes(path: string): Promise<Buffer> {
-  let handle: FileHandle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    return await readRegularFile(path, { followLinks: true, maxBytes: MAX_TRACE_FILE_BYTES });
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new ChainRuntimeError("TRACE_NOT_FOUND", `No trace file at ${path}.`, { cause, details: { path } });
-    }
-    throw new ChainRuntimeError("STORE_FAILED", `Could not read the trace file ${path}: ${describeThrown(cause)}`, { cause, details: { path } });
-  }
-  try {
-    const stats = await handle.stat();
-    if (!stats.isFile()) {
+    const code = (cause as { code?: unknown } | null)?.code;
+    if (code === "ENOENT") throw new ChainRuntimeError("TRACE_NOT_FOUND", `No trace file at ${path}.`, { cause, details: { path } });
+    if (code === NOT_REGULAR_FILE) {
       throw new ChainRuntimeError("TRACE_INVALID", `Not an isochain trace: ${path} is not a regular file.`, { details: { path } });
     }
-    if (stats.size > MAX_TRACE_FILE_BYTES) {
+    if (code === FILE_TOO_LARGE) {
+      const bytes = (cause as { bytes?: number }).bytes;
       throw new ChainRuntimeError(
         "TRACE_INVALID",
-        `Not an isochain trace: ${path} is ${stats.size} bytes, over the ${MAX_TRACE_FILE_BYTES} a trace file is read up to.`,
-        { details: { path, bytes: stats.size } },
+        `Not an isochain trace: ${path} is ${String(bytes)} bytes, over the ${MAX_TRACE_FILE_BYTES} a trace file is read up to.`,
+        { details: { path, bytes } },
       );
     }
-    return await handle.readFile();
-  } catch (cause) {
-    if (isChainRuntimeError(cause)) throw cause;
     throw new ChainRuntimeError("STORE_FAILED", `Could not read the trace file ${path}: ${describeThrown(cause)}`, { cause, details: { path } });
-  } finally {
-    await handle.close().catch(() => undefined);
   }
 }
