@@ -8,10 +8,8 @@
  *   isochain replay <id|file> [--resume --tools <module.ts>] ...
  */
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import {
   type ArtifactRef,
-  ChainRuntimeError,
   describeThrown,
   FileBlobStore,
   FileTraceStore,
@@ -19,35 +17,41 @@ import {
   type TracedChainRunResult,
   ToolChainTool,
 } from "../index.ts";
-import { readScriptFile } from "./input-file.ts";
-import { loadToolModule } from "./load-tools.ts";
-import { formatRun } from "./format-run.ts";
 import { approvalHandlerFor } from "./approval-handler-for.ts";
 import { clipText } from "./clip-text.ts";
+import { parseCommandLine } from "./command-line.ts";
+import { EXIT_OK, EXIT_USAGE, runExitCode } from "./exit-codes.ts";
+import { formatRun } from "./format-run.ts";
+import { readScriptFile } from "./input-file.ts";
+import { loadToolModule } from "./load-tools.ts";
+import { parseCount } from "./parse-count.ts";
+import { prepareStore } from "./prepare-store.ts";
 import { replayCommand } from "./replay-command.ts";
 import { traceCommand } from "./trace-command.ts";
 import { USAGE } from "./usage.ts";
 import { guardOutput, outputExitCode, writeErr, writeOut } from "./terminal-text.ts";
 
+/** `--max-calls`: the tool-call budget of the run (ChainPolicy.maxToolCalls). */
+const MAX_CALLS_OPTION = { name: "--max-calls", unit: "tool calls", min: 0, max: 1_000_000, example: 50 } as const;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     writeOut(`${USAGE}\n`);
-    return command === undefined ? 2 : 0;
+    return command === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (command === "run") return runCommand(rest);
   if (command === "trace") return traceCommand(rest);
   if (command === "replay") return replayCommand(rest);
   writeErr(`isochain: unknown command "${command}"\n\n${USAGE}\n`);
-  return 2;
+  return EXIT_USAGE;
 }
 
 async function runCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
+  const { values, positionals } = parseCommandLine(
+    "run",
+    args,
+    {
       tools: { type: "string" },
       approve: { type: "string" },
       "max-calls": { type: "string" },
@@ -56,29 +60,28 @@ async function runCommand(args: readonly string[]): Promise<number> {
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
-    allowNegative: true,
-  });
+    ["one script"],
+  );
   if (values.help) {
     writeOut(`${USAGE}\n`);
-    return 0;
+    return EXIT_OK;
   }
   const scriptPath = positionals[0];
   if (!scriptPath || !values.tools) {
     writeErr(`isochain run: needs a script and --tools <module>\n\n${USAGE}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
-  const code = await readScriptFile(scriptPath);
-  const toolbox = await loadToolModule(values.tools);
-  const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
-  const maxCalls = values["max-calls"];
-  if (maxCalls !== undefined && !/^\d+$/.test(maxCalls)) {
-    throw new ChainRuntimeError("CLI_USAGE", `--max-calls takes a whole number of tool calls (e.g. 50); got ${JSON.stringify(maxCalls)}.`);
-  }
-  const maxToolCalls = maxCalls === undefined ? undefined : Number(maxCalls);
-  const artifacts = new Map<ArtifactRef, string>();
+  // Every check of the command line before anything is read or created.
+  const maxToolCalls = parseCount(MAX_CALLS_OPTION, values["max-calls"]);
   const suspend = values.approve === "suspend";
   const approvalHandler = suspend ? undefined : approvalHandlerFor(values.approve);
-  const traceStore = values.trace || suspend ? new FileTraceStore({ dir: join(values.store, "traces") }) : undefined;
+  const code = await readScriptFile(scriptPath);
+  const toolbox = await loadToolModule(values.tools);
+  const traced = values.trace || suspend;
+  await prepareStore(values.store, traced ? ["blobs", "traces"] : ["blobs"]);
+  const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
+  const artifacts = new Map<ArtifactRef, string>();
+  const traceStore = traced ? new FileTraceStore({ dir: join(values.store, "traces") }) : undefined;
   if (suspend && !values.trace) writeErr("isochain run: --approve suspend needs the trace; --no-trace ignored\n");
   const chain = new ToolChainTool({
     toolbox,
@@ -108,16 +111,17 @@ async function runCommand(args: readonly string[]): Promise<number> {
     writeOut(await formatRun(run, { scriptPath, code, artifacts, blobStore }));
     if (traceStore && !run.traceError) writeOut(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)})\n`);
     if (run.pendingApproval) {
-      writeOut(
-        `\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clipText(argumentText(run.pendingApproval.args), 160)}\n` +
-          `resume with: isochain replay ${run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`,
-      );
+      writeOut(`\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clipText(argumentText(run.pendingApproval.args), 160)}\n`);
+      if (!run.traceError) writeOut(`resume with: isochain replay ${run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`);
     }
   }
   if (run.traceError) {
-    writeErr(`isochain: warning: the trace is incomplete (${run.traceError.code}: ${run.traceError.message}; ${run.traceError.lostEvents} event(s) lost)\n`);
+    writeErr(
+      `isochain: the trace is incomplete (${run.traceError.code}: ${run.traceError.message}; ${run.traceError.lostEvents} event(s) lost): ` +
+        "tool calls after the failure were refused, and the run cannot be replayed or resumed.\n",
+    );
   }
-  return run.status === "ok" ? 0 : 1;
+  return runExitCode(run);
 }
 
 /** The arguments of a pending call as one line of JSON; never throws. */
@@ -140,6 +144,6 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const message = isChainRuntimeError(error) ? `${error.code}: ${error.message}` : describeThrown(error);
     writeErr(`isochain: ${message}\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT_USAGE;
   },
 );

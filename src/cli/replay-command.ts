@@ -1,33 +1,38 @@
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import {
   type ApprovalDecision,
   ChainRuntimeError,
+  type ChainTrace,
   FileBlobStore,
   FileTraceStore,
   type InDoubtDecision,
   isApprovalDecision,
+  isChainRuntimeError,
   replay,
   type ReplayReport,
   resumeChain,
 } from "../index.ts";
 import { approvalHandlerFor } from "./approval-handler-for.ts";
+import { parseCommandLine } from "./command-line.ts";
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runExitCode } from "./exit-codes.ts";
 import { formatRun } from "./format-run.ts";
 import { loadToolModule } from "./load-tools.ts";
+import { prepareStore } from "./prepare-store.ts";
 import { resolveTrace } from "./resolve-trace.ts";
 import { USAGE } from "./usage.ts";
 import { writeErr, writeOut } from "./terminal-text.ts";
 
 /**
  * `isochain replay <id|file> [--resume]`. Strict (the default) needs no tools and exits 0 when
- * the replay is identical, 1 at a divergence. Resume runs the rest live (`--tools`), exits 0
- * when the resumed chain ends `ok`.
+ * the replay is identical, 1 at a divergence. Resume runs the rest live (`--tools`) and exits
+ * as a run does (see exit-codes.ts): 0 when the resumed chain ends `ok`, 3 when it is suspended
+ * again, 1 otherwise (or when it stopped at a divergence).
  */
 export async function replayCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: [...args],
-    allowPositionals: true,
-    options: {
+  const { values, positionals } = parseCommandLine(
+    "replay",
+    args,
+    {
       resume: { type: "boolean", default: false },
       tools: { type: "string" },
       "in-doubt": { type: "string", multiple: true },
@@ -38,16 +43,36 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
-  });
+    ["one chain id or .trace file"],
+  );
   if (values.help) {
     writeOut(`${USAGE}\n`);
-    return 0;
+    return EXIT_OK;
   }
   const ref = positionals[0];
   if (!ref) {
     writeErr(`isochain replay: needs a chain id or a .trace file\n\n${USAGE}\n`);
-    return 2;
+    return EXIT_USAGE;
   }
+  if (!values.resume) {
+    // A strict replay runs nothing live and decides nothing: a decision given to it would look
+    // taken and be ignored.
+    const resumeOnly = [
+      values.decision === undefined ? undefined : "--decision",
+      values["in-doubt"] === undefined ? undefined : "--in-doubt",
+      values.approve === undefined ? undefined : "--approve",
+      values.force ? "--force" : undefined,
+    ].filter((option) => option !== undefined);
+    if (resumeOnly.length > 0) {
+      throw new ChainRuntimeError(
+        "CLI_USAGE",
+        `${resumeOnly.join(", ")} appl${resumeOnly.length === 1 ? "ies" : "y"} to a resume; a strict replay runs no call live and decides nothing. ` +
+          `Add --resume --tools <module> to resume the chain, or remove ${resumeOnly.length === 1 ? "it" : "them"}.`,
+        { details: { options: resumeOnly } },
+      );
+    }
+  }
+  const inDoubt = parseInDoubt(values["in-doubt"] ?? []);
   const traceStore = new FileTraceStore({ dir: join(values.store, "traces") });
   const trace = await resolveTrace(ref, traceStore);
 
@@ -55,18 +80,27 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     const report = await replay(trace, { mode: "strict" });
     if (values.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
     else writeOut(formatStrict(report));
-    return report.identical ? 0 : 1;
+    return report.identical ? EXIT_OK : EXIT_FAILED;
   }
 
   if (!values.tools) {
     writeErr("isochain replay --resume: needs --tools <module> (calls not in the trace run live)\n");
-    return 2;
+    return EXIT_USAGE;
   }
-  const toolbox = await loadToolModule(values.tools);
-  const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
-  const inDoubt = parseInDoubt(values["in-doubt"] ?? []);
-  const approvalMode = values.approve === "suspend" || (values.approve === undefined && trace.outcome?.status === "suspended") ? "suspend" : "wait";
+  const suspended = trace.outcome?.status === "suspended";
+  const decision = values.decision;
+  if (suspended && !isApprovalDecision(decision)) {
+    writeErr(`isochain replay --resume: chain ${trace.chainId} is suspended for approval; pass --decision approved|denied|skipped\n`);
+    return EXIT_USAGE;
+  }
+  if (!suspended && decision !== undefined) {
+    throw new ChainRuntimeError("CLI_USAGE", `--decision applies to a suspended chain; ${trace.chainId} is ${trace.outcome?.status ?? "not ended"}.`);
+  }
+  const approvalMode = values.approve === "suspend" || (values.approve === undefined && suspended) ? "suspend" : "wait";
   const approvalHandler = approvalMode === "suspend" ? undefined : approvalHandlerFor(values.approve);
+  const toolbox = await loadToolModule(values.tools);
+  await prepareStore(values.store, ["blobs", "traces"]);
+  const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
   const common = {
     toolbox,
     blobStore,
@@ -76,19 +110,13 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     ...(approvalHandler ? { approvalHandler } : {}),
   } as const;
   let report: ReplayReport;
-  if (trace.outcome?.status === "suspended") {
-    const decision = values.decision;
-    if (!isApprovalDecision(decision)) {
-      writeErr(`isochain replay --resume: chain ${trace.chainId} is suspended for approval; pass --decision approved|denied|skipped\n`);
-      return 2;
-    }
-    // The trace as read (a .trace file may sit outside the store): resume that one.
-    report = await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore, trace });
-  } else {
-    if (values.decision !== undefined) {
-      throw new ChainRuntimeError("CLI_USAGE", `--decision applies to a suspended chain; ${trace.chainId} is ${trace.outcome?.status ?? "not ended"}.`);
-    }
-    report = await replay(trace, { ...common, mode: "resume", traceStore });
+  try {
+    report = suspended
+      ? // The trace as read (a .trace file may sit outside the store): resume that one.
+        await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore, trace })
+      : await replay(trace, { ...common, mode: "resume", traceStore });
+  } catch (error) {
+    throw inDoubtUsageError(error, trace) ?? error;
   }
   if (values.json) {
     writeOut(`${JSON.stringify(report, null, 2)}\n`);
@@ -96,25 +124,57 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     writeOut(formatResume(report));
     writeOut(await formatRun(report.run, { scriptPath: `(resumed from ${trace.chainId})`, code: trace.source, artifacts: new Map(), blobStore }));
     if (report.run.pendingApproval) {
-      writeOut(
-        `\nsuspended again: waiting for approval of ${report.run.pendingApproval.tool}\n` +
-          `resume with: isochain replay ${report.run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`,
-      );
+      writeOut(`\nsuspended again: waiting for approval of ${report.run.pendingApproval.tool}\n`);
+      if (!report.run.traceError) {
+        writeOut(`resume with: isochain replay ${report.run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`);
+      }
     }
   }
-  return report.run.status === "ok" && report.identical ? 0 : 1;
+  if (report.run.traceError) {
+    writeErr(`isochain: the trace of the resumed chain is incomplete (${report.run.traceError.code}: ${report.run.traceError.message}); calls after the failure were refused.\n`);
+  }
+  return report.identical ? runExitCode(report.run) : EXIT_FAILED;
 }
 
+/** `--in-doubt cN=assume-done|re-execute`, each given at most once per call. */
 function parseInDoubt(entries: readonly string[]): Record<string, InDoubtDecision> {
-  const decisions: Record<string, InDoubtDecision> = {};
+  const decisions = new Map<string, InDoubtDecision>();
   for (const entry of entries) {
-    const [callId, decision] = entry.split("=");
-    if (!callId || (decision !== "assume-done" && decision !== "re-execute")) {
-      throw new ChainRuntimeError("CLI_USAGE", `--in-doubt takes <callId>=assume-done|re-execute (e.g. c2=assume-done); got "${entry}".`);
+    const match = /^([^=]+)=(assume-done|re-execute)$/.exec(entry);
+    const callId = match?.[1];
+    const decision = match?.[2] as InDoubtDecision | undefined;
+    if (callId === undefined || decision === undefined) {
+      throw new ChainRuntimeError("CLI_USAGE", `--in-doubt takes <callId>=assume-done|re-execute (e.g. c2=assume-done); got "${entry}".`, {
+        details: { option: "--in-doubt", value: entry },
+      });
     }
-    decisions[callId] = decision;
+    if (decisions.has(callId)) {
+      throw new ChainRuntimeError("CLI_USAGE", `--in-doubt decides ${callId} twice (${callId}=${decisions.get(callId)} and ${entry}); give one decision per call.`, {
+        details: { option: "--in-doubt", value: entry },
+      });
+    }
+    decisions.set(callId, decision);
   }
-  return decisions;
+  // fromEntries: a call id "__proto__" stays a key, not the object's prototype.
+  return Object.fromEntries(decisions);
+}
+
+/**
+ * The library refuses an `inDoubt` decision naming no in-doubt call of the trace
+ * (`ARGUMENT_INVALID`, `details.argument` `inDoubt.<callId>`): said in the CLI's terms.
+ */
+function inDoubtUsageError(error: unknown, trace: ChainTrace): ChainRuntimeError | undefined {
+  if (!isChainRuntimeError(error) || error.code !== "ARGUMENT_INVALID") return undefined;
+  const argument = error.details.argument;
+  if (typeof argument !== "string" || !argument.startsWith("inDoubt.")) return undefined;
+  const callId = argument.slice("inDoubt.".length);
+  const prefix = `replay() ${argument}: `;
+  const why = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  return new ChainRuntimeError(
+    "CLI_USAGE",
+    `--in-doubt ${callId}: ${why} Decide only the calls \`isochain trace show ${trace.chainId}\` lists as in doubt.`,
+    { cause: error, details: { option: "--in-doubt", callId } },
+  );
 }
 
 function formatStrict(report: ReplayReport): string {

@@ -1,58 +1,82 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { parseArgs } from "node:util";
-import { exportTraceJson, FileTraceStore, traceToTest } from "../index.ts";
+import { ChainRuntimeError, exportTraceJson, FileTraceStore, traceToTest } from "../index.ts";
+import { parseCommandLine } from "./command-line.ts";
+import { EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { formatTrace, formatTraceList } from "./format-trace.ts";
+import { parseCount } from "./parse-count.ts";
 import { resolveTrace } from "./resolve-trace.ts";
 import { USAGE } from "./usage.ts";
 import { writeErr, writeOut } from "./terminal-text.ts";
 
+/** `--limit`: how many traces `trace ls` lists, newest first. */
+const LIMIT_OPTION = { name: "--limit", unit: "traces", min: 1, max: 1_000_000, example: 20 } as const;
+
 /** `isochain trace ls|show|export`. Resolves to the exit code. */
 export async function traceCommand(args: readonly string[]): Promise<number> {
   const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    allowPositionals: true,
-    options: {
+  if (sub !== "ls" && sub !== "show" && sub !== "export") {
+    if (sub === "-h" || sub === "--help") {
+      writeOut(`${USAGE}\n`);
+      return EXIT_OK;
+    }
+    writeErr(`isochain trace: expected ls, show or export${sub ? `, got "${sub}"` : ""}\n\n${USAGE}\n`);
+    return EXIT_USAGE;
+  }
+  const { values, positionals } = parseCommandLine(
+    `trace ${sub}`,
+    rest,
+    {
       store: { type: "string", default: ".isochain" },
       limit: { type: "string" },
       json: { type: "boolean", default: false },
       test: { type: "boolean", default: false },
-      import: { type: "string", default: "isochain" },
+      import: { type: "string" },
       out: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
-  });
+    sub === "ls" ? [] : ["one chain id or .trace file"],
+  );
   if (values.help) {
     writeOut(`${USAGE}\n`);
-    return 0;
+    return EXIT_OK;
   }
+  refuseMisplacedOptions(sub, values);
   const store = new FileTraceStore({ dir: join(values.store, "traces") });
   if (sub === "ls") {
-    const limit = values.limit === undefined ? undefined : Number(values.limit);
+    const limit = parseCount(LIMIT_OPTION, values.limit);
     const summaries = await store.list(limit === undefined ? {} : { limit });
     writeOut(values.json ? `${JSON.stringify(summaries, null, 2)}\n` : formatTraceList(summaries));
-    return 0;
+    return EXIT_OK;
   }
-  if (sub === "show" || sub === "export") {
-    const ref = positionals[0];
-    if (!ref) {
-      writeErr(`isochain trace ${sub}: needs a chain id or a .trace file\n\n${USAGE}\n`);
-      return 2;
-    }
-    const trace = await resolveTrace(ref, store);
-    let text: string;
-    if (sub === "show") text = values.json ? `${exportTraceJson(trace)}\n` : formatTrace(trace);
-    else text = values.test ? traceToTest(trace, { importFrom: values.import }) : `${exportTraceJson(trace)}\n`;
-    if (values.out) {
-      await mkdir(dirname(values.out), { recursive: true });
-      await writeFile(values.out, text);
-      writeOut(`wrote ${values.out}\n`);
-    } else {
-      writeOut(text);
-    }
-    return 0;
+  const ref = positionals[0];
+  if (!ref) {
+    writeErr(`isochain trace ${sub}: needs a chain id or a .trace file\n\n${USAGE}\n`);
+    return EXIT_USAGE;
   }
-  writeErr(`isochain trace: expected ls, show or export${sub ? `, got "${sub}"` : ""}\n\n${USAGE}\n`);
-  return 2;
+  const trace = await resolveTrace(ref, store);
+  let text: string;
+  if (sub === "show") text = values.json ? `${exportTraceJson(trace)}\n` : formatTrace(trace);
+  else text = values.test ? traceToTest(trace, { importFrom: values.import ?? "isochain" }) : `${exportTraceJson(trace)}\n`;
+  if (values.out) {
+    await mkdir(dirname(values.out), { recursive: true });
+    await writeFile(values.out, text);
+    writeOut(`wrote ${values.out}\n`);
+  } else {
+    writeOut(text);
+  }
+  return EXIT_OK;
+}
+
+/** Options one subcommand takes given to another are refused, not silently ignored. */
+function refuseMisplacedOptions(sub: "ls" | "show" | "export", values: { limit?: string | undefined; test?: boolean | undefined; import?: string | undefined }): void {
+  const misplaced =
+    sub !== "ls" && values.limit !== undefined
+      ? "--limit applies to trace ls"
+      : sub !== "export" && (values.test === true || values.import !== undefined)
+        ? "--test and --import apply to trace export"
+        : values.import !== undefined && values.test !== true
+          ? "--import names the module the --test file imports; it needs --test"
+          : undefined;
+  if (misplaced !== undefined) throw new ChainRuntimeError("CLI_USAGE", `isochain trace ${sub}: ${misplaced}. Remove it, or see isochain --help.`);
 }

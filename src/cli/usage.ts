@@ -2,7 +2,7 @@
 export const USAGE = `Usage:
   isochain run <script.ts> --tools <module.ts> [options]
   isochain trace ls [--limit N] [--json]
-  isochain trace show <id|file.trace> [--json]
+  isochain trace show <id|file.trace> [--json] [--out FILE]
   isochain trace export <id|file.trace> [--test [--import SPEC]] [--out FILE]
   isochain replay <id|file.trace> [--json]             strict: same calls, same result (no tools needed)
   isochain replay <id|file.trace> --resume --tools <module.ts> [--in-doubt cN=assume-done|re-execute]
@@ -12,10 +12,23 @@ Options for run:
   --tools <module>        module exporting the tools (named exports, a Toolbox, or an array)
   --approve <mode>        auto | deny | prompt | suspend (default: prompt on a terminal, else deny);
                           suspend ends the run "suspended" and prints how to resume it
-  --max-calls <n>         tool-call budget (default 50)
+  --max-calls <n>         tool-call budget, 0 to 1000000 (default 50)
   --no-trace              do not write a trace
   --json                  print the ChainRunResult as JSON
 
+Options for trace ls:
+  --limit <n>             list the newest n traces, 1 to 1000000 (default: all)
+
 Common options:
-  --store <dir>           where artifacts and traces are kept (default .isochain; traces in <dir>/traces)
-  -h, --help              this text`;
+  --store <dir>           where artifacts and traces are kept (default .isochain; traces in <dir>/traces);
+                          run and replay --resume create it, and stop if it cannot be written
+  -h, --help              this text
+
+Exit codes:
+  0  done: the chain ended ok (run, replay --resume), the replay was identical, the trace command ran
+  1  the chain ended in error, the replay diverged, or the run's trace is incomplete
+  2  could not do what was asked: the command line is wrong, or a script, tool module, trace or
+     store cannot be used (the message says which and how to fix it); also when output was lost
+  3  the chain is suspended, waiting for an approval (run --approve suspend, replay --resume);
+     continue it with replay <id> --resume --decision ...
+  A closed output (isochain ... | head) ends the command quietly with its own code.`;

@@ -127,7 +127,7 @@ describe("isochain CLI: run, trace, replay", () => {
 
   it("run --approve suspend suspends at send_email; replay --resume --decision approved finishes it once", () => {
     const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend");
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(3);
     expect(run.stdout).toContain("status: suspended");
     expect(run.stdout).toContain("suspended: waiting for approval of send_email (high)");
     const id = savedTraceId(run.stdout);
@@ -151,7 +151,7 @@ describe("isochain CLI: run, trace, replay", () => {
 
   it("replay --resume of a suspended .trace file moved out of the store resumes that file", () => {
     const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend");
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(3);
     const id = savedTraceId(run.stdout);
     const moved = join(cwd, `moved-${id}.trace`);
     renameSync(join(cwd, ".isochain", "traces", `${id}.trace`), moved);
@@ -203,7 +203,7 @@ describe("isochain CLI: a closed output", () => {
       [["trace", "show", id, "--json"], 0],
       [["trace", "show", id], 0],
       [["run", BROKEN, "--tools", TOOLS, "--approve", "deny"], 1],
-      [["run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend"], 1],
+      [["run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend"], 3],
     ];
     for (const [args, code] of cases) {
       const closed = await isochainClosedStdout(...args);
@@ -235,7 +235,7 @@ export const shout = defineTool({ name: "shout", description: "fails", inputSche
 
     const suspending = file("spoof-suspend.ts", `return await tools.send({ to: "bob ${SPOOF}" });\n`);
     const suspended = isochain("run", suspending, "--tools", tools, "--approve", "suspend");
-    expect(suspended.code, suspended.stderr).toBe(1);
+    expect(suspended.code, suspended.stderr).toBe(3);
     expect(suspended.stdout).toContain('suspended: waiting for approval of send (high) with {"to":"bob \\u202eevil\\u202c \\u2066iso\\u2069 \\u200e\\u200f\\u061c"}');
     expect(suspended.stdout).not.toMatch(BIDI);
     const json = isochain("run", suspending, "--tools", tools, "--approve", "suspend", "--json");
@@ -283,6 +283,45 @@ describe("isochain CLI: the script and tool module must be regular files", () =>
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`CLI_USAGE: Could not read the script ${huge}: it is ${4 * MAX_SCRIPT_CHARS + 14} bytes, and scripts are compiled up to ${MAX_SCRIPT_CHARS} characters`);
     rmSync(huge);
+  });
+});
+
+describe("isochain CLI: the store", () => {
+  it("refuses a --store that cannot hold one before anything runs (exit 2, no call refused mid-run)", () => {
+    const notAFolder = file("store-file.txt", "a file\n");
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto", "--store", notAFolder);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`CLI_USAGE: The store ${notAFolder} cannot be used: a part of ${join(notAFolder, "blobs")} is a file, not a folder. Pass a folder`);
+  });
+
+  it("creates a missing store folder", () => {
+    const store = join(cwd, "new", "store");
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto", "--store", store);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readdirSync(join(store, "traces")).some((name) => name.endsWith(".trace"))).toBe(true);
+  });
+
+  it("exits 1 when the trace fails mid-run, even if the script ends ok", () => {
+    // A tool that makes every later fsync fail, as a failing disk would.
+    const tools = toolModule(
+      "failing-disk.ts",
+      `import { open } from "node:fs/promises";
+export const break_disk = defineTool({ name: "break_disk", description: "x", inputSchema: { type: "object" }, execute: async () => {
+  const handle = await open(import.meta.filename, "r");
+  const prototype = Object.getPrototypeOf(handle);
+  await handle.close();
+  prototype.datasync = () => Promise.reject(Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" }));
+  return { broken: true };
+} });
+export const echo = defineTool({ name: "echo", description: "x", inputSchema: { type: "object" }, execute: async () => ({ ok: true }) });`,
+    );
+    const script = file("after-disk.ts", "await tools.break_disk({});\nconst echoed = await tools.echo({});\nreturn echoed.status;\n");
+    const run = isochain("run", script, "--tools", tools, "--approve", "auto");
+    expect(run.stdout).toContain("status: ok");
+    expect(run.stdout).not.toContain("trace saved");
+    expect(run.stderr).toContain("isochain: the trace is incomplete (STORE_FAILED:");
+    expect(run.code).toBe(1);
   });
 });
 
@@ -339,5 +378,63 @@ describe("isochain CLI: tool modules", () => {
       expect(run.code, name).toBe(2);
       expect(run.stderr, name).toMatch(/^isochain: CLI_USAGE: The module \S+ exports (no tools|an empty toolbox)/);
     }
+  });
+});
+
+describe("isochain CLI: numeric options", () => {
+  it("take decimal digits in a stated range, else CLI_USAGE", () => {
+    for (const bad of ["", "0", "0x2", "1e1", "abc", "-1", "+1", " 2", "1.0", "99999999999999999999"]) {
+      const ls = isochain("trace", "ls", `--limit=${bad}`);
+      expect(ls.code, bad).toBe(2);
+      expect(ls.stderr, bad).toBe(`isochain: CLI_USAGE: --limit takes a whole number of traces from 1 to 1000000, in decimal digits (e.g. --limit 20); got ${JSON.stringify(bad)}.\n`);
+    }
+    const one = isochain("trace", "ls", "--limit", "1");
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout.trim().split("\n")).toHaveLength(2);
+    for (const bad of ["99999999999999999999", "1000001", "0x10", "1e3"]) {
+      const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--max-calls", bad);
+      expect(run.code, bad).toBe(2);
+      expect(run.stderr).toContain(`CLI_USAGE: --max-calls takes a whole number of tool calls from 0 to 1000000, in decimal digits (e.g. --max-calls 50); got ${JSON.stringify(bad)}.`);
+    }
+  });
+});
+
+describe("isochain CLI: exit codes and stray arguments", () => {
+  it("the usage text states the exit codes, suspended its own", () => {
+    const help = isochain("--help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Exit codes:\n {2}0 {2}done.*\n {2}1 {2}the chain ended in error.*\n {2}2 {2}could not do what was asked[^]*\n {2}3 {2}the chain is suspended/);
+  });
+
+  it("refuses extra positional arguments", () => {
+    const run = isochain("run", WON_DEALS, BROKEN, "--tools", TOOLS, "--approve", "auto");
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain(`CLI_USAGE: isochain run takes one script; got 1 more: ${JSON.stringify(BROKEN)}.`);
+    expect(isochain("trace", "ls", "extra").stderr).toContain("CLI_USAGE: isochain trace ls takes no arguments besides its options; got 1 more");
+    expect(isochain("trace", "show", "a", "b").stderr).toContain('CLI_USAGE: isochain trace show takes one chain id or .trace file; got 1 more: "b".');
+    expect(isochain("replay", "a", "b").stderr).toContain('CLI_USAGE: isochain replay takes one chain id or .trace file; got 1 more: "b".');
+  });
+
+  it("strict replay refuses the options only a resume reads; --in-doubt is checked whole", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto");
+    const id = savedTraceId(run.stdout);
+    for (const extra of [["--decision", "approved"], ["--in-doubt", "c1=assume-done"], ["--approve", "auto"], ["--force"]]) {
+      const strict = isochain("replay", id, ...extra);
+      expect(strict.code, extra.join(" ")).toBe(2);
+      expect(strict.stderr).toContain(`CLI_USAGE: ${extra[0]} applies to a resume; a strict replay runs no call live and decides nothing.`);
+    }
+    for (const bad of ["c9=assume-done=zzz", "c9", "=assume-done", "c9=maybe"]) {
+      const resume = isochain("replay", id, "--resume", "--tools", TOOLS, "--in-doubt", bad);
+      expect(resume.code, bad).toBe(2);
+      expect(resume.stderr).toContain(`CLI_USAGE: --in-doubt takes <callId>=assume-done|re-execute (e.g. c2=assume-done); got "${bad}".`);
+    }
+    const twice = isochain("replay", id, "--resume", "--tools", TOOLS, "--in-doubt", "c1=assume-done", "--in-doubt", "c1=re-execute");
+    expect(twice.stderr).toContain("CLI_USAGE: --in-doubt decides c1 twice");
+    const noSuchCall = isochain("replay", id, "--resume", "--tools", TOOLS, "--in-doubt", "c9=assume-done");
+    expect(noSuchCall.code).toBe(2);
+    expect(noSuchCall.stderr).toBe(
+      `isochain: CLI_USAGE: --in-doubt c9: chain ${id} has no in-doubt call c9; it has none. Decide only the calls \`isochain trace show ${id}\` lists as in doubt.\n`,
+    );
   });
 });
