@@ -4,18 +4,39 @@
  * `structured` typed from `outputSchema`, descriptions as TSDoc, plus the few globals the
  * prelude installs (`budget`, `artifact`) and the `InvocationResult` every call resolves to.
  *
- * Rules of the schema → type mapping (the same reading as `FromSchema`, in text):
- * `const`/`enum` → literal unions; `anyOf`/`oneOf` → unions; `allOf` → intersections; a `type`
- * array → a union; `nullable: true` adds `| null`; `items` → `T[]` (an array of schemas, or
- * `prefixItems`, → a tuple); `properties` + `required` → required and optional members;
- * `additionalProperties` → an index signature (joined with `&` when there are properties, so
- * the members need not fit it); anything else → `unknown`.
+ * The schema → type mapping reads JSON Schema as the invoker validates it (draft-07, ajv; see
+ * compile-input-schema.ts), so a call validation accepts type-checks. All keywords of a schema
+ * hold at once, so each schema is read as the JSON kinds it lets through (null, boolean, number,
+ * string, array, object), and its keywords are intersected kind by kind:
+ * - `type` (an array is a union; `integer` is `number`; `nullable: true` adds `null`, only
+ *   beside `type`, as in ajv); without `type`, object keywords mean an object and `items` an
+ *   array; `const`/`enum` → literal unions (kept only where the `type` allows them);
+ *   `anyOf`/`oneOf` → unions; `allOf` → intersections (`A & B` for object and array shapes);
+ *   `false` → `never`; anything else (`$ref`, `not`, `if`) constrains nothing → `unknown`.
+ * - arrays by draft-07: `items` as a list is a tuple whose elements are optional unless
+ *   `minItems` reaches them, followed by `additionalItems` (absent: `...unknown[]`); 2020-12's
+ *   `prefixItems` is no keyword there, so it is ignored (see {@link arrayType}).
+ * - objects: `properties` + `required` → members, required keys without a property too;
+ *   `additionalProperties` → one index signature whose type also covers the members (see
+ *   {@link objectType}); `__proto__` keys are left out (the invoker drops them from calls).
+ * - `structured` is typed as `normalizeToolResult` shapes a result: objects as they are, other
+ *   values (arrays, numbers, booleans, null) as `{ value }`, strings not at all.
+ * Where a type cannot say what validation checks (lengths, patterns, formats, `not`, `oneOf`
+ * exclusivity, an extra key holding a member's type), the type accepts more, and validation
+ * answers the call; constraints show as TSDoc tags. Two readings are stricter on purpose, to
+ * catch mistakes early: object (array) keywords without `type` give an object (array) type, and
+ * `properties` without `additionalProperties` declare no extra keys, so a misspelt argument is
+ * a type error although validation would let it through.
+ *
+ * Depth: the tool check refuses schemas nested past `MAX_SCHEMA_DEPTH`; a schema handed here
+ * unchecked renders as `unknown` below that depth, so rendering never overflows the stack.
  *
  * Output is compact: an object type goes on one line unless a member carries a doc comment or
  * the line would pass {@link INLINE_WIDTH} characters.
  * @module
  */
 import { isLocalTool, type AnyTool, type InvocationErrorCode, type Tool } from "../kernel/index.ts";
+import { MAX_SCHEMA_DEPTH } from "./assert-valid-tool.ts";
 import { toolKind } from "./tool-kind.ts";
 
 /** Options of {@link renderDeclarations}. */
@@ -90,106 +111,264 @@ export function renderDeclarations(tools: Iterable<AnyTool>, options: RenderDecl
 }
 
 function renderMethod(tool: Tool<never, unknown>): string[] {
-  const docLines = tool.description.trim() === "" ? [] : tool.description.trim().split(/\r?\n/);
+  const docLines = tool.description.trim() === "" ? [] : [tool.description.trim()];
   const risk = tool.risk ?? "safe";
   if (risk !== "safe") docLines.push(`Risk: ${risk}; may need approval, so a call can come back "denied".`);
   const structured = structuredType(tool.outputSchema);
   const result = structured === undefined ? "InvocationResult" : `InvocationResult<${structured}>`;
-  return [...doc(docLines, 1), `  ${propertyKey(tool.name)}(args: ${typeOf(tool.inputSchema, 1)}): Promise<${result}>;`];
+  return [...doc(docLines, 1), `  ${propertyKey(tool.name)}(args: ${typeOf(tool.inputSchema, 1, 1)}): Promise<${result}>;`];
 }
 
-/** The type argument of `InvocationResult` for an output schema, or `undefined` for the default. */
+/**
+ * The type argument of `InvocationResult` for an output schema, or `undefined` for the default.
+ * Mirrors `normalizeToolResult`, which decides by the value a tool returns: a plain object is
+ * `structured` as it is, a string has no `structured`, anything else (array, number, boolean,
+ * `null`) is wrapped as `{ value }`. So each JSON kind the schema allows is typed that way, and
+ * `{ anyOf: [object, object] }`, `type: ["object", "null"]` or `allOf` of objects come out as
+ * `A | B`, `A | { value: null }`, `A & B`.
+ */
 function structuredType(schema: unknown): string | undefined {
-  if (!isRecord(schema)) return undefined;
-  const type = typeOf(schema, 1);
-  if (type === "unknown") return undefined;
-  const objectLike = schema.type === "object" || (schema.type === undefined && (isRecord(schema.properties) || isRecord(schema.additionalProperties)));
-  if (objectLike) return type;
-  // plain non-object values are normalised to structuredContent { value }; strings stay text only
-  if (schema.type === "string") return undefined;
-  return `{ value: ${type} }`;
+  if (schema === undefined) return undefined;
+  const variants = variantsOf(schema, 1, 1);
+  if (variants === ANY) return undefined;
+  const parts = [...(variants.get("object") ?? [])];
+  const wrapped = [...variants].flatMap(([kind, types]) => (kind === "object" || kind === "string" ? [] : types));
+  if (wrapped.length > 0) parts.push(`{ value: ${wrapped.join(" | ")} }`);
+  return parts.length === 0 ? undefined : parts.join(" | ");
 }
 
-/** The TypeScript type of the values `schema` accepts, indented for nesting level `depth`. */
-function typeOf(schema: unknown, depth: number): string {
-  if (schema === false) return "never";
-  if (!isRecord(schema)) return "unknown";
-  const core = coreType(schema, depth);
-  return schema.nullable === true && core !== "unknown" ? union([core, "null"]) : core;
+/** The JSON kinds a schema sorts values into (`integer` is a `number`). */
+type Kind = "null" | "boolean" | "number" | "string" | "array" | "object";
+
+/** The TypeScript type of every value of a kind. */
+const KIND_TYPES: Readonly<Record<Kind, string>> = {
+  null: "null",
+  boolean: "boolean",
+  number: "number",
+  string: "string",
+  array: "unknown[]",
+  object: "Record<string, unknown>",
+};
+
+/** Any value at all: the schema constrains nothing the renderer reads. */
+const ANY = "any";
+
+/** No value at all (`false`, an empty `anyOf`). */
+const NOTHING: Variants = new Map();
+
+/**
+ * The values a schema accepts, by kind: for each kind it lets through, the alternatives (a
+ * union) of its TypeScript types. An empty map accepts nothing (`never`).
+ */
+type Variants = typeof ANY | ReadonlyMap<Kind, readonly string[]>;
+
+/**
+ * The TypeScript type of the values `schema` accepts. `depth` is the indentation level (one more
+ * per object member); `level` counts subschemas from the root: past `MAX_SCHEMA_DEPTH` (which the
+ * tool check enforces, so only unchecked tools get there) the rest is `unknown`.
+ */
+function typeOf(schema: unknown, depth: number, level: number): string {
+  return render(variantsOf(schema, depth, level));
 }
 
-function coreType(schema: Record<string, unknown>, depth: number): string {
-  if ("const" in schema) return literal(schema.const);
-  if (Array.isArray(schema.enum)) return union(schema.enum.map(literal));
-  if (Array.isArray(schema.anyOf)) return union(schema.anyOf.map((member) => typeOf(member, depth)));
-  if (Array.isArray(schema.oneOf)) return union(schema.oneOf.map((member) => typeOf(member, depth)));
-  if (Array.isArray(schema.allOf)) {
-    const parts = [...new Set(schema.allOf.map((member) => typeOf(member, depth)).filter((part) => part !== "unknown"))];
-    return parts.length === 0 ? "unknown" : parts.map(parenthesize).join(" & ");
+function render(variants: Variants): string {
+  if (variants === ANY) return "unknown";
+  return union([...variants.values()].flat());
+}
+
+/**
+ * What `schema` accepts: all its keywords hold at once (draft-07), so the `type` (with `nullable`),
+ * `const`, `enum`, the `anyOf`/`oneOf` union and each `allOf` member are intersected, kind by kind.
+ */
+function variantsOf(schema: unknown, depth: number, level: number): Variants {
+  if (schema === false) return NOTHING;
+  if (!isRecord(schema) || level > MAX_SCHEMA_DEPTH) return ANY;
+  const next = level + 1;
+  let variants = typeVariants(schema, depth, next);
+  if ("const" in schema) variants = intersect(variants, literals([schema.const]));
+  if (Array.isArray(schema.enum)) variants = intersect(variants, literals(schema.enum));
+  for (const keyword of ["anyOf", "oneOf"] as const) {
+    const members: unknown = schema[keyword];
+    if (Array.isArray(members)) variants = intersect(variants, members.map((member) => variantsOf(member, depth, next)).reduce(unite, NOTHING));
   }
-  const types: unknown[] = Array.isArray(schema.type)
-    ? schema.type
-    : typeof schema.type === "string"
-      ? [schema.type]
-      : isRecord(schema.properties) || schema.additionalProperties !== undefined
+  if (Array.isArray(schema.allOf)) for (const member of schema.allOf) variants = intersect(variants, variantsOf(member, depth, next));
+  return variants;
+}
+
+/**
+ * The kinds `type` allows, each with its shape: a `type` array is a union, `integer` a number,
+ * and `nullable: true` adds `null` (only beside `type`, as ajv reads it). Without `type`, object
+ * keywords (`properties`, `required`, `additionalProperties`, `patternProperties`) mean an object
+ * and `items` an array; otherwise any value.
+ */
+function typeVariants(schema: Record<string, unknown>, depth: number, level: number): Variants {
+  const declared: unknown[] | undefined = Array.isArray(schema.type) ? [...schema.type] : typeof schema.type === "string" ? [schema.type] : undefined;
+  const names: unknown[] =
+    declared !== undefined
+      ? declared
+      : ["properties", "required", "additionalProperties", "patternProperties"].some((keyword) => schema[keyword] !== undefined)
         ? ["object"]
-        : schema.items !== undefined || schema.prefixItems !== undefined
+        : schema.items !== undefined
           ? ["array"]
           : [];
-  if (types.length === 0) return "unknown";
-  return union(types.map((type) => typeName(type, schema, depth)));
-}
-
-function typeName(type: unknown, schema: Record<string, unknown>, depth: number): string {
-  switch (type) {
-    case "string":
-    case "boolean":
-    case "null":
-      return type;
-    case "number":
-    case "integer":
-      return "number";
-    case "array":
-      return arrayType(schema, depth);
-    case "object":
-      return objectType(schema, depth);
-    default:
-      return "unknown";
+  if (names.length === 0) return ANY;
+  if (declared !== undefined && schema.nullable === true && !names.includes("null")) names.push("null");
+  const variants = new Map<Kind, string[]>();
+  for (const name of names) {
+    const kind = name === "integer" ? "number" : name;
+    if (!isKind(kind)) return ANY;
+    if (variants.has(kind)) continue;
+    variants.set(kind, [kind === "array" ? arrayType(schema, depth, level) : kind === "object" ? objectType(schema, depth, level) : KIND_TYPES[kind]]);
   }
+  return variants;
 }
 
-function arrayType(schema: Record<string, unknown>, depth: number): string {
-  const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : undefined;
-  if (tuple !== undefined) return `[${tuple.map((item) => typeOf(item, depth)).join(", ")}]`;
-  if (schema.items === undefined || schema.items === true) return "unknown[]";
-  return `${parenthesize(typeOf(schema.items, depth))}[]`;
+/** The variants of a list of JSON values (`const`, `enum`): literal types where TypeScript has them. */
+function literals(values: readonly unknown[]): Variants {
+  const byKind = new Map<Kind, string[]>();
+  for (const value of values) {
+    const kind = kindOf(value);
+    if (kind === undefined) continue;
+    const types = byKind.get(kind) ?? [];
+    types.push(kind === "array" || kind === "object" ? KIND_TYPES[kind] : literal(value));
+    byKind.set(kind, types);
+  }
+  return new Map([...byKind].map(([kind, types]) => [kind, alternatives(kind, types)]));
 }
 
-function objectType(schema: Record<string, unknown>, depth: number): string {
-  const properties = isRecord(schema.properties) ? Object.entries(schema.properties) : [];
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((key) => typeof key === "string") : []);
+function kindOf(value: unknown): Kind | undefined {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "boolean") return "boolean";
+  if (typeof value === "string") return "string";
+  if (typeof value === "object") return "object";
+  return typeof value === "number" && Number.isFinite(value) ? "number" : undefined;
+}
+
+function isKind(value: unknown): value is Kind {
+  return typeof value === "string" && Object.hasOwn(KIND_TYPES, value);
+}
+
+/** `types` as the alternatives of one kind: without repeats, and the whole kind absorbs its members (`string | "a"` is `string`). */
+function alternatives(kind: Kind, types: Iterable<string>): readonly string[] {
+  const unique = new Set(types);
+  return unique.has(KIND_TYPES[kind]) ? [KIND_TYPES[kind]] : [...unique];
+}
+
+/** The values either accepts (`anyOf`, `oneOf`). */
+function unite(a: Variants, b: Variants): Variants {
+  if (a === ANY || b === ANY) return ANY;
+  const out = new Map(a);
+  for (const [kind, types] of b) out.set(kind, alternatives(kind, [...(out.get(kind) ?? []), ...types]));
+  return out;
+}
+
+/**
+ * The values both accept (`allOf`, and the keywords of one schema). Literal kinds keep the
+ * literals both allow; object and array shapes are joined with `&`.
+ */
+function intersect(a: Variants, b: Variants): Variants {
+  if (a === ANY) return b;
+  if (b === ANY) return a;
+  const out = new Map<Kind, readonly string[]>();
+  for (const [kind, left] of a) {
+    const right = b.get(kind);
+    if (right === undefined) continue;
+    const all = KIND_TYPES[kind];
+    if (right[0] === all) out.set(kind, left);
+    else if (left[0] === all) out.set(kind, right);
+    else if (kind === "array" || kind === "object") {
+      const l = union(left);
+      const r = union(right);
+      out.set(kind, l === r ? left : [`${parenthesize(l, "|")} & ${parenthesize(r, "|")}`]);
+    } else {
+      const allowed = new Set(right);
+      const common = left.filter((type) => allowed.has(type));
+      if (common.length > 0) out.set(kind, common);
+    }
+  }
+  return out;
+}
+
+/**
+ * An array type by draft-07, the validator's draft: `items` as one schema types every element;
+ * `items` as a list types the first elements only, each optional unless `minItems` reaches it,
+ * and the rest follow `additionalItems` (absent: anything; `false`: none); `maxItems` cuts the
+ * list. `prefixItems` (2020-12) is not a draft-07 keyword and validation ignores it, so it is
+ * ignored here too.
+ */
+function arrayType(schema: Record<string, unknown>, depth: number, level: number): string {
+  const items = schema.items;
+  if (Array.isArray(items)) return tupleType(schema, items, depth, level);
+  if (items === false) return "[]";
+  const item = items === undefined ? "unknown" : typeOf(items, depth, level);
+  return `${parenthesize(item)}[]`;
+}
+
+function tupleType(schema: Record<string, unknown>, items: readonly unknown[], depth: number, level: number): string {
+  const minItems = typeof schema.minItems === "number" ? schema.minItems : 0;
+  const maxItems = typeof schema.maxItems === "number" ? schema.maxItems : Number.POSITIVE_INFINITY;
+  const elements = items.slice(0, Math.max(0, Math.min(items.length, maxItems))).map((item, index) => {
+    const type = typeOf(item, depth, level);
+    return index < minItems ? type : `${parenthesize(type)}?`;
+  });
+  const rest = maxItems > items.length && schema.additionalItems !== false ? typeOf(schema.additionalItems ?? true, depth, level) : "never";
+  if (rest !== "never") {
+    if (elements.length === 0) return `${parenthesize(rest)}[]`;
+    elements.push(`...${parenthesize(rest)}[]`);
+  }
+  return `[${elements.join(", ")}]`;
+}
+
+/**
+ * An object type: `properties` as members, optional unless `required`; a required key that
+ * `properties` does not name is a member too, typed by what the extra keys may hold. Extra keys
+ * get an index signature when `additionalProperties` is given: its type, or with `false` the
+ * `patternProperties` types (none: a closed object); the index type is joined with the member
+ * types (and `undefined` for optional ones), as TypeScript needs every member to fit it, so an
+ * extra key may hold a member's type too (validation still refuses it). With no
+ * `additionalProperties`, extra keys validate but are declared only when `properties` names
+ * nothing, so a misspelt argument stays a type error. `__proto__` keys are left out: the
+ * invoker drops them from every call.
+ */
+function objectType(schema: Record<string, unknown>, depth: number, level: number): string {
+  const properties = isRecord(schema.properties) ? Object.entries(schema.properties).filter(([key]) => key !== "__proto__") : [];
+  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((key): key is string => typeof key === "string" && key !== "__proto__") : []);
   const extra = schema.additionalProperties;
-  if (properties.length === 0) {
-    if (isRecord(extra)) return `{ [key: string]: ${typeOf(extra, depth)} }`;
-    if (extra === false) return "{}";
-    return "Record<string, unknown>";
-  }
+  const patterns = isRecord(schema.patternProperties) ? Object.values(schema.patternProperties) : [];
+  // What extra keys may hold (`never`: none), when `additionalProperties` says or nothing is named.
+  const indexType =
+    extra === undefined
+      ? properties.length === 0
+        ? "unknown"
+        : undefined
+      : render([...(extra === false ? [] : [extra]), ...patterns].map((member) => variantsOf(member, depth, level)).reduce(unite, NOTHING));
   const members = properties.map(([key, property]) => ({
+    key,
+    optional: !required.has(key),
     doc: isRecord(property) ? propertyDoc(property) : [],
-    text: `${propertyKey(key)}${required.has(key) ? "" : "?"}: ${typeOf(property, depth + 1)}`,
+    type: typeOf(property, depth + 1, level),
   }));
-  if (extra === true) members.push({ doc: [], text: "[key: string]: unknown" });
-  const inline = `{ ${members.map((member) => member.text).join("; ")} }`;
-  const fits = members.every((member) => member.doc.length === 0 && !member.text.includes("\n")) && inline.length + depth * 2 <= INLINE_WIDTH;
-  const body = fits
-    ? inline
-    : ["{", ...members.flatMap((member) => [...doc(member.doc, depth + 1), `${indent(depth + 1)}${member.text};`]), `${indent(depth)}}`].join("\n");
-  return isRecord(extra) ? `${body} & { [key: string]: ${typeOf(extra, depth)} }` : body;
+  const named = new Set(properties.map(([key]) => key));
+  for (const key of required) {
+    if (!named.has(key)) members.push({ key, optional: false, doc: [], type: indexType ?? (extra === false ? "never" : "unknown") });
+  }
+  const lines = members.map((member) => ({ doc: member.doc, text: `${propertyKey(member.key)}${member.optional ? "?" : ""}: ${member.type}` }));
+  if (indexType !== undefined && indexType !== "never") {
+    const optional = members.some((member) => member.optional) ? ["undefined"] : [];
+    lines.push({ doc: [], text: `[key: string]: ${union([indexType, ...members.map((member) => member.type), ...optional])}` });
+  }
+  if (lines.length === 0) return extra === false ? "Record<string, never>" : KIND_TYPES.object;
+  if (members.length === 0 && indexType === "unknown") return KIND_TYPES.object;
+  const inline = `{ ${lines.map((line) => line.text).join("; ")} }`;
+  const fits = lines.every((line) => line.doc.length === 0 && !line.text.includes("\n")) && inline.length + depth * 2 <= INLINE_WIDTH;
+  if (fits) return inline;
+  return ["{", ...lines.flatMap((line) => [...doc(line.doc, depth + 1), `${indent(depth + 1)}${line.text};`]), `${indent(depth)}}`].join("\n");
 }
 
 /** A property's TSDoc lines: its description, then its default and constraints as tags. */
 function propertyDoc(schema: Record<string, unknown>): string[] {
-  const lines = typeof schema.description === "string" && schema.description.trim() !== "" ? schema.description.trim().split(/\r?\n/) : [];
+  const lines = typeof schema.description === "string" && schema.description.trim() !== "" ? [schema.description.trim()] : [];
   const tags: string[] = [];
   if (schema.default !== undefined) tags.push(`@default ${JSON.stringify(schema.default)}`);
   for (const key of ["format", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems"]) {
@@ -200,8 +379,15 @@ function propertyDoc(schema: Record<string, unknown>): string[] {
   return lines;
 }
 
+/** Every line break JavaScript knows, so no text put in a comment starts a line without ` * `. */
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/;
+
+/**
+ * A TSDoc comment of `lines` at `depth`. Each is split at every line break first (a description,
+ * a `pattern` or a `default` may hold them), so every line of the comment keeps its ` * `.
+ */
 function doc(lines: readonly string[], depth: number): string[] {
-  const safe = lines.map((line) => line.replaceAll("*/", "*\\/").trimEnd());
+  const safe = lines.flatMap((line) => line.split(LINE_BREAK)).map((line) => line.replaceAll("*/", "*\\/").trimEnd());
   const pad = indent(depth);
   if (safe.length === 0) return [];
   if (safe.length === 1) return [`${pad}/** ${safe[0]} */`];
@@ -215,14 +401,14 @@ function literal(value: unknown): string {
 }
 
 function union(parts: readonly string[]): string {
-  const unique = [...new Set(parts)];
+  const unique = [...new Set(parts)].filter((part) => part !== "never");
   if (unique.includes("unknown")) return "unknown";
   if (unique.length === 0) return "never";
   return unique.join(" | ");
 }
 
-/** Wraps a type in parentheses when it has a top-level `|` or `&` (for `T[]` and `A & B`). */
-function parenthesize(type: string): string {
+/** Wraps a type in parentheses when it has a top-level operator of `operators` (for `T[]`, `T?` and `A & B`). */
+function parenthesize(type: string, operators = "|&"): string {
   let level = 0;
   for (let index = 0; index < type.length; index++) {
     const char = type[index];
@@ -231,7 +417,7 @@ function parenthesize(type: string): string {
       for (index++; index < type.length && type[index] !== '"'; index++) if (type[index] === "\\") index++;
     } else if (char === "{" || char === "[" || char === "(" || char === "<") level++;
     else if (char === "}" || char === "]" || char === ")" || char === ">") level--;
-    else if (level === 0 && (char === "|" || char === "&")) return `(${type})`;
+    else if (level === 0 && char !== undefined && operators.includes(char)) return `(${type})`;
   }
   return type;
 }

@@ -1,7 +1,10 @@
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import type { AnyTool, ObjectJsonSchema } from "../../src/kernel/index.ts";
+import { MAX_SCHEMA_DEPTH } from "../../src/toolbox/assert-valid-tool.ts";
+import { compileInputSchema } from "../../src/toolbox/compile-input-schema.ts";
 import { defineTool } from "../../src/toolbox/define-tool.ts";
+import { normalizeToolResult } from "../../src/toolbox/normalize-tool-result.ts";
 import { renderDeclarations } from "../../src/toolbox/render-declarations.ts";
 import { Toolbox } from "../../src/toolbox/toolbox.ts";
 import { expectGolden } from "./golden.ts";
@@ -11,7 +14,7 @@ const everything = (): AnyTool[] => [searchTool, sendEmailTool, dropTableTool, o
 
 const libFiles = new Map<string, ts.SourceFile | undefined>();
 
-/** Type-checks `files` (virtual paths → text) with the standard lib only; returns the diagnostics as text. */
+/** Type-checks `files` (virtual paths → text) with the standard lib only; returns the diagnostics as text, each with its line. */
 function typeCheck(files: Record<string, string>): string[] {
   const options: ts.CompilerOptions = { noEmit: true, strict: true, target: ts.ScriptTarget.ES2022, lib: ["lib.es2022.d.ts"], types: [], module: ts.ModuleKind.ESNext };
   const host = ts.createCompilerHost(options);
@@ -26,7 +29,10 @@ function typeCheck(files: Record<string, string>): string[] {
   const program = ts.createProgram(Object.keys(files), options, host);
   return ts
     .getPreEmitDiagnostics(program)
-    .map((d) => `${d.file?.fileName ?? ""}:${d.start ?? 0}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    .map((d) => {
+      const line = d.file === undefined ? "" : (d.file.text.split("\n")[d.file.getLineAndCharacterOfPosition(d.start ?? 0).line] ?? "").trim();
+      return `${d.file?.fileName ?? ""}:${d.start ?? 0}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")} [at: ${line}]`;
+    });
 }
 
 describe("renderDeclarations", () => {
@@ -118,14 +124,15 @@ void main;
     for (const expected of [
       "n: number | null;",
       "all?: { a: string } & { b: number };",
-      "closed?: {};",
+      "closed?: Record<string, never>;",
       "open?: Record<string, unknown>;",
-      "mixed?: { a: string } & { [key: string]: number };",
-      "tuple?: [boolean];",
+      "mixed?: { a: string; [key: string]: number | string };",
+      // prefixItems is 2020-12: the draft-07 validator ignores it, so any array passes
+      "tuple?: unknown[];",
       "unionItems?: (string | number)[];",
       'quoted?: "say \\"hi\\" | ok";',
       'pipes?: "a|b"[];',
-      "objectConst?: unknown;",
+      "objectConst?: Record<string, unknown>;",
     ]) {
       expect(text).toContain(expected);
     }
@@ -162,5 +169,181 @@ void main;
     expect(renderDeclarations([])).toMatch(/^\/\/ .*top-level await and return/);
     expect(renderDeclarations([])).toMatch(/never throw/);
     expect(renderDeclarations([], { usageNote: false })).not.toMatch(/^\/\//m);
+  });
+});
+
+/** A local tool as the renderer sees it, unchecked (no defineTool). */
+function rawTool(name: string, inputSchema: unknown, outputSchema?: unknown): AnyTool {
+  return { name, description: "", inputSchema, ...(outputSchema === undefined ? {} : { outputSchema }), execute: () => 1 } as unknown as AnyTool;
+}
+
+/**
+ * A case of the agreement between declarations and validation: calls the validator accepts
+ * (they must type-check) and calls it refuses that the declaration refuses too.
+ */
+interface ArgumentsCase {
+  readonly name: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly valid: readonly unknown[];
+  readonly invalid: readonly unknown[];
+}
+
+/**
+ * Type-checks one script calling each case's tool with each of its arguments, the refused ones
+ * under `@ts-expect-error`, after checking with the invoker's own ajv setup that the arguments
+ * are in fact valid and invalid. `[]` when the declarations agree.
+ */
+function disagreements(cases: readonly ArgumentsCase[]): string[] {
+  const tools = cases.map((c) => defineTool({ name: c.name, description: "", inputSchema: c.inputSchema as ObjectJsonSchema, execute: () => 1 }));
+  const lines: string[] = [];
+  for (const c of cases) {
+    const compiled = compileInputSchema(c.inputSchema);
+    if (!compiled.ok) throw new Error(`${c.name}: ${compiled.reason}`);
+    for (const args of c.valid) {
+      expect(compiled.validate(args), `${c.name} accepts ${JSON.stringify(args)}`).toBe(true);
+      lines.push(`  await tools.${c.name}(${JSON.stringify(args)});`);
+    }
+    for (const args of c.invalid) {
+      expect(compiled.validate(args), `${c.name} refuses ${JSON.stringify(args)}`).toBe(false);
+      lines.push("  // @ts-expect-error", `  await tools.${c.name}(${JSON.stringify(args)});`);
+    }
+  }
+  const script = `async function main() {\n${lines.join("\n")}\n}\nexport {};\nvoid main;\n`;
+  return typeCheck({ "/decl.d.ts": renderDeclarations(tools, { usageNote: false }), "/script.ts": script });
+}
+
+describe("renderDeclarations agrees with argument validation (draft-07, ajv)", () => {
+  it("types properties beside an additionalProperties schema as one object, the index covering the members", () => {
+    const inputSchema = { type: "object", properties: { a: { type: "string" }, b: { type: "boolean" } }, required: ["a"], additionalProperties: { type: "number" } };
+    expect(renderDeclarations([rawTool("t", inputSchema)], { usageNote: false })).toContain(
+      ["  t(args: {", "    a: string;", "    b?: boolean;", "    [key: string]: number | string | boolean | undefined;", "  }): Promise<InvocationResult>;"].join("\n"),
+    );
+    const patterns = { type: "object", properties: { a: { type: "string" } }, patternProperties: { "^x-": { type: "number" } }, additionalProperties: false };
+    expect(
+      disagreements([
+        // (an extra key may also hold a member's type: `{ a: "s", c: "x" }` type-checks, validation refuses it)
+        { name: "extra", inputSchema, valid: [{ a: "s", c: 1 }, { a: "s", b: true, c: 1, d: 2 }, { a: "s" }], invalid: [{ a: "s", c: null }, { c: 1 }, { a: 1 }] },
+        { name: "patterns", inputSchema: patterns, valid: [{ a: "s", "x-n": 1 }, {}], invalid: [{ "x-n": true }] },
+      ]),
+    ).toEqual([]);
+  });
+
+  it("types draft-07 tuples by what validates: shorter and longer arrays unless minItems and additionalItems say otherwise", () => {
+    const pair = { type: "array", items: [{ type: "string" }, { type: "number" }] };
+    const closed = { ...pair, minItems: 1, additionalItems: false };
+    const typedRest = { ...pair, additionalItems: { type: "boolean" } };
+    const prefix = { type: "array", prefixItems: [{ type: "string" }], items: { type: "number" } };
+    const text = renderDeclarations([rawTool("t", { type: "object", properties: { pair, closed, typedRest, prefix } })], { usageNote: false });
+    for (const expected of ["pair?: [string?, number?, ...unknown[]];", "closed?: [string, number?];", "typedRest?: [string?, number?, ...boolean[]];", "prefix?: number[];"]) {
+      expect(text).toContain(expected);
+    }
+    expect(
+      disagreements([
+        { name: "pair", inputSchema: { type: "object", properties: { t: pair } }, valid: [{ t: [] }, { t: ["a"] }, { t: ["a", 1, true, {}] }], invalid: [{ t: [1] }, { t: ["a", "b"] }] },
+        { name: "closed", inputSchema: { type: "object", properties: { t: closed } }, valid: [{ t: ["a"] }, { t: ["a", 1] }], invalid: [{ t: [] }, { t: ["a", 1, 2] }] },
+        { name: "typedRest", inputSchema: { type: "object", properties: { t: typedRest } }, valid: [{ t: ["a", 1, true] }], invalid: [{ t: ["a", 1, 2] }] },
+        // 2020-12's prefixItems is no keyword in draft-07: only `items` counts
+        { name: "prefix", inputSchema: { type: "object", properties: { t: prefix } }, valid: [{ t: [1, 2] }, { t: [] }], invalid: [{ t: ["a"] }] },
+      ]),
+    ).toEqual([]);
+  });
+
+  it("adds null for nullable only as ajv does: beside type, and not past an enum without null", () => {
+    const inputSchema = {
+      type: "object",
+      properties: { n: { type: "integer", nullable: true }, e: { type: "string", enum: ["a", "b"], nullable: true }, en: { type: "string", enum: ["a", null], nullable: true } },
+    };
+    const text = renderDeclarations([rawTool("t", inputSchema)], { usageNote: false });
+    expect(text).toContain('t(args: { n?: number | null; e?: "a" | "b"; en?: "a" | null }): Promise<InvocationResult>;');
+    expect(disagreements([{ name: "t", inputSchema, valid: [{ n: null, e: "a", en: null }, { n: 1 }], invalid: [{ e: null }, { n: "1" }, { e: "c" }] }])).toEqual([]);
+  });
+
+  it("declares required keys without properties, and type object beside allOf/anyOf as their intersection", () => {
+    const requiredOnly = { type: "object", required: ["q"] };
+    const withAllOf = { type: "object", properties: { q: { type: "string" } }, required: ["q"], allOf: [{ required: ["q"] }, { properties: { n: { type: "number" } } }] };
+    const withAnyOf = { type: "object", properties: { a: { type: "string" }, b: { type: "number" } }, anyOf: [{ required: ["a"] }, { required: ["b"] }] };
+    const text = renderDeclarations([rawTool("requiredOnly", requiredOnly), rawTool("withAllOf", withAllOf), rawTool("withAnyOf", withAnyOf)], { usageNote: false });
+    expect(text).toContain("requiredOnly(args: { q: unknown; [key: string]: unknown }): Promise<InvocationResult>;");
+    expect(text).toContain("withAllOf(args: { q: string } & { q: unknown; [key: string]: unknown } & { n?: number }): Promise<InvocationResult>;");
+    expect(text).toContain(
+      "withAnyOf(args: { a?: string; b?: number } & ({ a: unknown; [key: string]: unknown } | { b: unknown; [key: string]: unknown })): Promise<InvocationResult>;",
+    );
+    expect(
+      disagreements([
+        { name: "requiredOnly", inputSchema: requiredOnly, valid: [{ q: 1 }, { q: "x", r: 2 }], invalid: [{}] },
+        { name: "withAllOf", inputSchema: withAllOf, valid: [{ q: "x" }, { q: "x", n: 1 }], invalid: [{ q: 1 }, {}, { q: "x", n: "1" }] },
+        { name: "withAnyOf", inputSchema: withAnyOf, valid: [{ a: "x" }, { b: 1 }, { a: "x", b: 1 }], invalid: [{}, { a: 1 }] },
+      ]),
+    ).toEqual([]);
+  });
+
+  it('leaves out a "__proto__" property, which no call can pass (the invoker drops the key)', () => {
+    const inputSchema = JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"string"}},"required":["a"]}');
+    const text = renderDeclarations([defineTool({ name: "t", description: "", inputSchema, execute: () => 1 })], { usageNote: false });
+    expect(text).toContain("t(args: { a: string }): Promise<InvocationResult>;");
+    expect(text).not.toContain("__proto__");
+  });
+});
+
+describe("renderDeclarations types structured as the result is normalised", () => {
+  /** Declares `structured` as the tool's result type says, and assigns the value the runtime makes of `returned`. */
+  function structuredDisagreements(outputSchema: Record<string, unknown>, returned: readonly unknown[]): string[] {
+    const decl = renderDeclarations([rawTool("t", { type: "object" }, outputSchema)], { usageNote: false });
+    const lines = returned.map((value, index) => {
+      const normalized = normalizeToolResult(value);
+      if (!normalized.ok) throw new Error(normalized.reason);
+      return `  if (r.status === "ok") { const s${index}: NonNullable<typeof r.structured> = ${JSON.stringify(normalized.result.structuredContent)}; void s${index}; }`;
+    });
+    const script = `async function main() {\n  const r = await tools.t({});\n${lines.join("\n")}\n}\nexport {};\nvoid main;\n`;
+    return typeCheck({ "/decl.d.ts": decl, "/script.ts": script });
+  }
+
+  it.each([
+    ["anyOf of objects", { anyOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "object", properties: { b: { type: "number" } } }] }, "{ a?: string } | { b?: number }", [{ a: "x" }, { b: 1 }]],
+    ["oneOf of an object and an array", { oneOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "array", items: { type: "number" } }] }, "{ a?: string } | { value: number[] }", [{ a: "x" }, [1]]],
+    ["an object or null", { type: ["object", "null"], properties: { a: { type: "string" } } }, "{ a?: string } | { value: null }", [{ a: "x" }, null]],
+    ["allOf of objects", { allOf: [{ type: "object", properties: { a: { type: "string" } }, required: ["a"] }, { type: "object", properties: { b: { type: "number" } } }] }, "{ a: string } & { b?: number }", [{ a: "x", b: 1 }]],
+    ["properties without type", { properties: { a: { type: "string" } } }, "{ a?: string }", [{ a: "x" }]],
+    ["a string or a number", { type: ["string", "number"] }, "{ value: number }", [1]],
+    ["an array", { type: "array", items: { type: "string" } }, "{ value: string[] }", [["x"]]],
+  ])("%s", (_case, outputSchema, structured, returned) => {
+    expect(renderDeclarations([rawTool("t", { type: "object" }, outputSchema)], { usageNote: false })).toContain(`t(args: Record<string, unknown>): Promise<InvocationResult<${structured}>>;`);
+    expect(structuredDisagreements(outputSchema, returned)).toEqual([]);
+  });
+
+  it("keeps the default for strings and schemas it cannot read", () => {
+    for (const outputSchema of [{ type: "string" }, { $ref: "#/definitions/x" }, { not: { type: "object" } }]) {
+      expect(renderDeclarations([rawTool("t", { type: "object" }, outputSchema)], { usageNote: false })).toContain("t(args: Record<string, unknown>): Promise<InvocationResult>;");
+    }
+  });
+});
+
+describe("renderDeclarations on hostile schemas", () => {
+  it(`never overflows the stack: past MAX_SCHEMA_DEPTH (${MAX_SCHEMA_DEPTH}) levels an unchecked schema renders as unknown`, () => {
+    let arrays: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 5000; i++) arrays = { type: "array", items: arrays };
+    let objects: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 2000; i++) objects = { type: "object", properties: { k: objects }, required: ["k"] };
+    const text = renderDeclarations([rawTool("a", { type: "object", properties: { a: arrays } }, arrays), rawTool("o", { type: "object", properties: { o: objects } })], { usageNote: false });
+    expect(text).toMatch(/unknown\[\]/);
+    expect(typeCheck({ "/decl.d.ts": text })).toEqual([]);
+  });
+
+  it("keeps every line of a doc comment prefixed, whatever line breaks a description, pattern, format or default holds", () => {
+    const inputSchema = {
+      type: "object",
+      properties: {
+        a: { type: "string", pattern: "^a$\n*/ declare const pwned: 1; /*", format: "x\r\ny", default: "1\u20282" },
+        b: { type: "string", description: "one\rtwo\u2029three" },
+      },
+    };
+    const text = renderDeclarations([rawTool("t", inputSchema)], { usageNote: false });
+    for (const comment of text.match(/\/\*\*[\s\S]*?\*\//g) ?? []) {
+      for (const line of comment.split(/\r\n|[\n\r\u2028\u2029]/).slice(1)) expect(line, comment).toMatch(/^ +\*( .*)?$|^ +\*\/$/);
+    }
+    expect(text).toContain(" * @default \"1");
+    const source = ts.createSourceFile("decl.d.ts", text, ts.ScriptTarget.Latest, true);
+    expect(source.statements.map((statement) => (statement as unknown as { name?: ts.Identifier }).name?.text)).not.toContain("pwned");
+    expect(typeCheck({ "/decl.d.ts": text })).toEqual([]);
   });
 });
