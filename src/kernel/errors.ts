@@ -10,7 +10,7 @@ export const ERROR_CODES = Object.freeze({
   POLICY_INVALID:
     "A ChainPolicy field is out of range, approvalTimeoutMs is not below callTimeoutMs, or another limit option (an invoker session's maxTraceRecords, a ToolManager's maxCallsPerRound) is out of range.",
   TOOL_NAME_TAKEN: "The tool name is reserved by isochain (run_chain) and cannot be added to a toolbox.",
-  TOOL_INVALID: "A tool definition is malformed: missing name, description, inputSchema or execute.",
+  TOOL_INVALID: "A tool definition is malformed: a missing name, description, inputSchema or execute, or a schema the validator cannot compile or nests past the bound.",
   ARTIFACT_NOT_FOUND: "A blob store has no blob for that artifact ref.",
   ARTIFACT_REF_INVALID: "A string is not a well-formed artifact ref.",
   STORE_FAILED: "A blob, trace or approval store failed to read or write.",

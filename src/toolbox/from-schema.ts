@@ -13,13 +13,17 @@ type Flatten<T> = { [K in keyof T]: T[K] } & {};
 
 type RequiredKeys<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
 
-/** The extra keys an object schema allows, as an index signature (or nothing). */
-type ExtraProperties<S> = S extends { readonly additionalProperties: infer A }
+/**
+ * The extra keys an object schema allows, as an index signature (or nothing). Its type also
+ * admits the declared members' types: intersected with the members, a narrower index type would
+ * make every member `never` (as the declarations do, see render-declarations.ts).
+ */
+type ExtraProperties<S, P> = S extends { readonly additionalProperties: infer A }
   ? A extends false
     ? unknown
     : A extends true
       ? { [key: string]: unknown }
-      : { [key: string]: FromSchema<A> }
+      : { [key: string]: FromSchema<A> | { [K in keyof P]: FromSchema<P[K]> }[keyof P] | undefined }
   : unknown;
 
 type FromObject<S> = S extends { readonly properties: infer P }
@@ -28,16 +32,23 @@ type FromObject<S> = S extends { readonly properties: infer P }
         -readonly [K in keyof P as K extends RequiredKeys<S> ? never : K]?: FromSchema<P[K]>;
       }
     > &
-      ExtraProperties<S>
+      ExtraProperties<S, P>
   : S extends { readonly additionalProperties: false }
     ? Record<string, never>
     : S extends { readonly additionalProperties: infer A extends object }
       ? { [key: string]: FromSchema<A> }
       : Record<string, unknown>;
 
+/**
+ * Arrays. `items: [...]` is read as draft-07 validates it (the invoker's draft): each position
+ * typed when present, none required (`minItems` is not read), more items allowed unless
+ * `additionalItems: false`.
+ */
 type FromArray<S> = S extends { readonly items: infer I }
   ? I extends readonly unknown[]
-    ? { -readonly [K in keyof I]: FromSchema<I[K]> }
+    ? S extends { readonly additionalItems: false }
+      ? { -readonly [K in keyof I]?: FromSchema<I[K]> }
+      : [...{ -readonly [K in keyof I]?: FromSchema<I[K]> }, ...unknown[]]
     : FromSchema<I>[]
   : unknown[];
 

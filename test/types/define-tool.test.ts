@@ -25,9 +25,11 @@ describe("FromSchema", () => {
   it("reads arrays, tuples, enums, const and unions", () => {
     expectTypeOf<FromSchema<{ type: "array"; items: { type: "string" } }>>().toEqualTypeOf<string[]>();
     expectTypeOf<FromSchema<{ type: "array" }>>().toEqualTypeOf<unknown[]>();
+    // Draft-07, as the invoker validates: positions are typed, none is required, more may follow.
     expectTypeOf<FromSchema<{ type: "array"; items: readonly [{ type: "string" }, { type: "number" }] }>>().toEqualTypeOf<
-      [string, number]
+      [string?, number?, ...unknown[]]
     >();
+    expectTypeOf<FromSchema<{ type: "array"; items: readonly [{ type: "string" }]; additionalItems: false }>>().toEqualTypeOf<[string?]>();
     expectTypeOf<FromSchema<{ enum: readonly ["a", "b"] }>>().toEqualTypeOf<"a" | "b">();
     expectTypeOf<FromSchema<{ type: "string"; enum: readonly ["x"] }>>().toEqualTypeOf<"x">();
     expectTypeOf<FromSchema<{ const: 3 }>>().toEqualTypeOf<3>();
@@ -44,6 +46,10 @@ describe("FromSchema", () => {
     type Mixed = FromSchema<{ type: "object"; properties: { a: { type: "string" } }; required: ["a"]; additionalProperties: true }>;
     expectTypeOf<Mixed["a"]>().toEqualTypeOf<string>();
     expectTypeOf<Mixed["other"]>().toEqualTypeOf<unknown>();
+    // Members beside an extra-property schema keep their own types (not `never`).
+    type Extra = FromSchema<{ type: "object"; properties: { a: { type: "string" } }; required: ["a"]; additionalProperties: { type: "number" } }>;
+    expectTypeOf<Extra["a"]>().toEqualTypeOf<string>();
+    expectTypeOf<Extra["other"]>().toEqualTypeOf<string | number | undefined>();
     expectTypeOf<FromSchema<{ $ref: "#/x" }>>().toEqualTypeOf<unknown>();
     expectTypeOf<FromSchema<{ type: "string" | "number" }>>().toEqualTypeOf<string | number>();
   });
