@@ -9,7 +9,8 @@
  *   by `maxOutputBytes` with one truncation marker.
  * - `budget`: `{ total, remaining }`, read-only; `remaining` counts calls sent.
  * - `artifact(ref)`: `{ $artifact: ref }`, the argument form that passes an artifact to a tool.
- * - a seeded `Math.random` and a virtual `Date` (see `virtual-clock.ts`).
+ * - a seeded `Math.random` and a virtual `Date` (see `virtual-clock.ts`) whose readings are
+ *   recorded and sent to the host, and read back from a replay's configuration.
  *
  * Invariants:
  * - Only strings and numbers leave the isolate: arguments and the return value are checked for
@@ -25,7 +26,9 @@
  *   arguments are refused here still crosses (with `refusal` set and `argsJson` `"{}"`), takes a
  *   unit of budget, and resolves with the host's answer.
  * - Calls made in one microtask turn leave in one frame; queued calls always leave before a
- *   later console line or the done frame, so the host sees everything in program order.
+ *   later console line or the done frame, so the host sees everything in program order. Clock
+ *   readings taken before a batch of calls (or the end) leave just ahead of it, in a
+ *   `clock-readings` frame, so a recorder logs them before those calls run.
  * @module
  */
 import {
