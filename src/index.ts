@@ -58,6 +58,7 @@ export { InProcessSandboxDriver } from "../sandbox/in-process-driver.ts";
 // Traces, replay and durable approvals.
 export {
   type ChainTrace,
+  READABLE_TRACE_FORMAT_VERSIONS,
   TRACE_FORMAT_VERSION,
   type ToolboxFingerprint as TraceToolboxFingerprint,
   type ToolFingerprint as TraceToolFingerprint,

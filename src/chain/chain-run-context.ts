@@ -141,7 +141,7 @@ export class ChainRunContext {
     // and the script never saw the CANCELLED. Left open, the call reads in doubt, so a resume
     // neither repeats it blindly nor reports it as not run (and a strict replay stops there).
     const { result } = payload;
-    if (payload.executed && result.status === "error" && result.code === "CANCELLED") return undefined;
+    if (payload.executed === true && result.status === "error" && result.code === "CANCELLED") return undefined;
     return { ...payload, seq, record: { ...payload.record, seq } };
   }
 

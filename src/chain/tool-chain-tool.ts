@@ -359,8 +359,15 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         if (route.halt) run.halt();
         if (!route.record) return Promise.resolve(route.result);
         const answer = route.result;
-        if (route.order !== undefined) return run.inRecordedOrder(route.order, () => this.#recordAnswer(run, callId, call, answer));
-        return this.#recordAnswer(run, callId, call, answer);
+        // Numbered now, in host arrival order like every call, whenever it is delivered.
+        const seq = run.nextAnsweredSeq();
+        if (route.order === undefined) return this.#recordAnswer(run, seq, callId, call, answer);
+        // Held for its recorded turn: tracked like a live call, so the run's end waits for its
+        // record (a call the script did not await is still traced before chain-end).
+        const held = run.inRecordedOrder(route.order, () => this.#recordAnswer(run, seq, callId, call, answer));
+        inFlight.add(held);
+        void held.finally(() => inFlight.delete(held));
+        return held;
       }
       if (route?.approval !== undefined) run.presetApproval(callId, route.approval);
       run.liveCallStarted();
@@ -480,8 +487,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   }
 
   /** Logs a call answered from a trace (resume) as a completed call, then hands its result over. */
-  async #recordAnswer(run: ChainRunContext, callId: string, call: SandboxToolCall, result: InvocationResult): Promise<InvocationResult> {
-    const seq = run.nextAnsweredSeq();
+  async #recordAnswer(run: ChainRunContext, seq: number, callId: string, call: SandboxToolCall, result: InvocationResult): Promise<InvocationResult> {
     const args = parseArguments(call.argsJson);
     const startedAt = Date.now();
     const record: ChainCallRecord = {

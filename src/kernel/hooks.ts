@@ -26,9 +26,10 @@ export interface ToolEndEvent {
   readonly result: InvocationResult;
   /**
    * True when the tool's `execute` was entered: the call may have had effects, whatever its
-   * result says (a `CANCELLED` or `TIMEOUT` of a tool still running when its signal fired).
+   * result says (a `CANCELLED` or `TIMEOUT` of a tool still running when its signal fired). The
+   * invoker always sets it; an event built elsewhere without it counts as not executed.
    */
-  readonly executed: boolean;
+  readonly executed?: boolean;
 }
 
 /** A chain is about to run. */

@@ -29,10 +29,17 @@ import type {
 
 /**
  * Version of the trace format: the shape of {@link ChainTrace} and of the events it is folded
- * from. Written into every `chain-start` event; a reader refuses any other version with
- * `TRACE_INVALID`.
+ * from. Written into every `chain-start` event; a reader refuses a version it does not know
+ * with `TRACE_INVALID` (naming it), instead of misreading events it has never seen.
+ *
+ * - 1: the first format.
+ * - 2: adds the `clock` event (the script's clock readings) and `resultSeq` on completed calls.
+ *   Version-1 logs are still read (they have neither: a replay then reads the clock live).
  */
-export const TRACE_FORMAT_VERSION = 1;
+export const TRACE_FORMAT_VERSION = 2;
+
+/** The format versions this reader folds (see {@link TRACE_FORMAT_VERSION}). */
+export const READABLE_TRACE_FORMAT_VERSIONS: readonly number[] = Object.freeze([1, 2]);
 
 /** One tool as the trace remembers it: enough to tell whether a replay runs against the same toolbox. */
 export interface ToolFingerprint {

@@ -26,9 +26,10 @@
  *   in any number of processes on one file system, one creates it) and synced with its folder
  *   before the claim resolves when `fsync` is on.
  * - While a writer holds a chain's log, `<dir>/<chainId>.live` names its process (pid, host and,
- *   on Linux, the process's start time, so a reused pid is not mistaken for it). It is written
- *   (atomically, by rename) before the writer's first frame and removed once the writer has
- *   retired after `chain-end` or the store is closed; a crash leaves it naming a dead process.
+ *   on Linux, the process's start time, so a reused pid is not mistaken for it). Only the writer
+ *   that created the log takes it: written (atomically, by rename) after the exclusive create and
+ *   before the first frame, and removed once the writer has retired after `chain-end`, failed
+ *   (it writes nothing more), or the store is closed; a crash leaves it naming a dead process.
  *   `liveWriter` reads it, so a resume or a prune from another process (or another store
  *   object) leaves a running chain alone.
  * - Every file is opened without following a symbolic link and without blocking, and must be a
@@ -467,6 +468,8 @@ class ChainLogWriter {
         this.#pending = [];
         for (const item of failed) item.reject(this.#failure);
         await this.#closeHandle();
+        // A broken writer writes nothing more: the chain is no longer being written here.
+        await this.#releaseLease();
         return;
       }
       for (const item of batch) item.resolve();
@@ -475,13 +478,13 @@ class ChainLogWriter {
 
   /**
    * Opens the file for appending; when it already holds a torn final frame, cuts it off first.
-   * A writer that creates its log opens it exclusively the first time. The lease is in place
-   * before the file is touched.
+   * A writer that creates its log opens it exclusively the first time, and only that one, once
+   * the file is its own, takes the chain's lease (before its first frame): a run refused the
+   * chain id, or a late appender, never touches the lease of the chain's writer.
    */
   async #open(): Promise<FileHandle> {
     if (this.#handle !== undefined) return this.#handle;
     await this.#options.ensureDir();
-    await this.#takeLease();
     const exclusive = this.#options.createsLog && !this.#opened;
     const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (exclusive ? constants.O_EXCL : 0) | SAFE_OPEN_FLAGS;
     let handle: FileHandle;
@@ -519,6 +522,14 @@ class ChainLogWriter {
         );
       }
       throw cause;
+    }
+    if (exclusive) {
+      try {
+        await this.#takeLease();
+      } catch (cause) {
+        await handle.close().catch(() => undefined);
+        throw cause;
+      }
     }
     this.#handle = handle;
     return handle;

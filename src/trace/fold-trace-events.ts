@@ -19,7 +19,7 @@
  */
 import { isClockReadings } from "../bridge/protocol.ts";
 import { ChainRuntimeError, isArtifactRef, type ApprovalRequest, type ChainRunStatus } from "../kernel/index.ts";
-import { TRACE_FORMAT_VERSION, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
+import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
 import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
 
 /** Options of {@link foldTraceEvents}. */
@@ -36,7 +36,7 @@ export interface FoldTraceEventsOptions {
  * Builds the {@link ChainTrace} a log of events describes. Pure: the events are not modified.
  *
  * @throws ChainRuntimeError `TRACE_INVALID` when the log is empty, does not begin with a
- * `chain-start` of the current {@link TRACE_FORMAT_VERSION}, holds a malformed event, repeats a
+ * `chain-start` of a readable format version (`READABLE_TRACE_FORMAT_VERSIONS`), holds a malformed event, repeats a
  * `chain-start`, `chain-end`, `callId` or result, or has a result for a call it never started.
  */
 export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTraceEventsOptions = {}): ChainTrace {
@@ -49,8 +49,8 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
     throw invalid(`The trace log must begin with chain-start; it begins with ${first.type}.`, { index: 0 });
   }
   const start: TraceChainStartEvent = first;
-  if (start.version !== TRACE_FORMAT_VERSION) {
-    throw invalid(`Trace format version ${String(start.version)} is not supported (expected ${TRACE_FORMAT_VERSION}).`, {
+  if (!READABLE_TRACE_FORMAT_VERSIONS.includes(start.version)) {
+    throw invalid(`Trace format version ${String(start.version)} is not supported (this reader knows ${READABLE_TRACE_FORMAT_VERSIONS.join(" and ")}).`, {
       version: start.version,
     });
   }

@@ -4,6 +4,7 @@
  * @module
  */
 export {
+  READABLE_TRACE_FORMAT_VERSIONS,
   TRACE_FORMAT_VERSION,
   type ChainTrace,
   type ToolboxFingerprint,

@@ -43,4 +43,34 @@ describe("answers from a trace arrive in the order the original run received the
     expect(resumed.identical).toBe(true);
     expect(resumed.run.returnValue).toEqual({ winner: "B", order: "2,3,1" });
   }, 30_000);
+
+  it.each(["in-process", "process"] as const)("traces an answered call the script did not await before the chain's end (%s driver)", async (driver) => {
+    const store = new MemoryTraceStore();
+    const noted: string[] = [];
+    const note = defineTool({
+      name: "note",
+      description: "Notes a value.",
+      inputSchema: { type: "object", properties: { v: { type: "number" } } } as const,
+      execute: ({ v }) => {
+        noted.push(String(v));
+        return { noted: v };
+      },
+    });
+    const chain = new ToolChainTool({ tools: [note], traceStore: store, driver });
+    const run = await chain.run("tools.note({ v: 1 }); await tools.note({ v: 2 }); tools.note({ v: 3 }); return 1;", { chainId: "loose" });
+    await chain.close();
+    const trace = await store.load("loose");
+    const recorded = trace.calls.filter((call) => call.state === "completed").map((call) => call.callId);
+    expect(run.callTrace.map((call) => call.callId).sort()).toEqual([...recorded].sort());
+
+    const strict = await replay(trace, { mode: "strict", driver });
+    expect(strict.identical).toBe(true);
+    expect(strict.run.callTrace.map((call) => call.callId).sort()).toEqual([...recorded].sort());
+
+    const resumed = await replay(trace, { mode: "resume", tools: [note], traceStore: store, driver });
+    const again = await store.load(resumed.run.chainId);
+    expect(resumed.run.callTrace.map((call) => call.callId).sort()).toEqual([...recorded].sort());
+    expect(again.calls.filter((call) => call.state === "completed").map((call) => call.callId).sort()).toEqual([...recorded].sort());
+    expect(new Set(noted).size).toBe(noted.length); // nothing the trace answered ran again
+  }, 30_000);
 });

@@ -65,7 +65,7 @@ export function runTraceStoreContract(name: string, options: TraceStoreContractO
       ]);
       const trace = await store.load("chain-1");
       expect(trace).toMatchObject({
-        version: 1,
+        version: 2,
         chainId: "chain-1",
         parentChainId: "chain-0",
         createdAt: 1_700_000_000_000,

@@ -232,6 +232,22 @@ describe("FileTraceStore", () => {
     await store.close();
   });
 
+  it("leaves the lease of a chain's writer alone when another run is refused that chain id", async () => {
+    const dir = await freshDir();
+    const writer = new FileTraceStore({ dir, fsync: false });
+    await writer.append("taken", chainStartEvent("taken"));
+    await writer.append("taken", toolCallEvent(0));
+    const lease = await readFile(join(dir, "taken.live"), "utf8");
+    const intruder = new FileTraceStore({ dir, fsync: false });
+    await expectCode(intruder.append("taken", chainStartEvent("taken")), "TRACE_INVALID");
+    await intruder.close();
+    expect(await readFile(join(dir, "taken.live"), "utf8")).toBe(lease);
+    const observer = new FileTraceStore({ dir });
+    expect(await observer.liveWriter("taken")).toBe("this process");
+    await writer.close();
+    expect(await observer.liveWriter("taken")).toBeUndefined();
+  });
+
   it("names the live writer of a chain from its lease: this process, another live one, another host, or none", async () => {
     const dir = await freshDir();
     const store = new FileTraceStore({ dir });
@@ -260,6 +276,9 @@ describe("FileTraceStore", () => {
     expect(String((error as Error).message)).toMatch(/would grow past 4096 bytes \(the store's maxFileBytes\): large tool results belong in a blob store/);
     await expectCode(store.append("big", toolResultEvent(0)), "STORE_FAILED"); // the writer is broken from then on
     expect((await store.load("big")).calls.map((call) => call.state)).toEqual(["in-doubt"]);
+    // A broken writer writes nothing more: the chain is not reported as still running.
+    expect(await store.liveWriter("big")).toBeUndefined();
+    expect(await readdir(dir)).not.toContain("big.live");
     expect(() => new FileTraceStore({ dir, maxFileBytes: MAX_TRACE_FILE_BYTES + 1 })).toThrow(/maxFileBytes must be an integer from 1 to/);
     await store.close();
   });
@@ -279,6 +298,8 @@ describe("FileTraceStore", () => {
     await expectCode(store.append("piped", toolCallEvent(0)), "STORE_FAILED");
     await expectCode(store.claimResume("claimed", "other"), "STORE_FAILED");
     expect(await store.liveWriter("waiting")).toMatch(/^an unknown writer \(its lease .* cannot be read: .*not a regular file\)$/);
+    // A writer that could not open its log took no lease.
+    expect((await readdir(dir)).filter((name) => name.endsWith(".live"))).toEqual(["waiting.live"]);
     await store.close();
   });
 

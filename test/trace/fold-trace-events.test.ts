@@ -38,7 +38,7 @@ describe("foldTraceEvents", () => {
       chainEndEvent({ outputText: "log line\n", error: { phase: "runtime", name: "Error", message: "boom", line: 2 } }),
     ]);
     const trace = foldTraceEvents(events);
-    expect(trace).toMatchObject({ version: 1, chainId: "f1", seed: 42 });
+    expect(trace).toMatchObject({ version: 2, chainId: "f1", seed: 42 });
     expect(trace.calls[0]).toMatchObject({ callId: "c0", state: "completed", status: "ok", durationMs: 100, endedAt: 1_700_000_000_200 });
     expect(trace.approvalRequests).toHaveLength(1);
     expect(trace.outcome).toEqual({
@@ -120,6 +120,14 @@ describe("foldTraceEvents", () => {
     ["a call start no Date can hold", [chainStartEvent("x"), toolCallEvent(0, { startedAt: 8.64e15 + 1 })]],
   ])("refuses %s with TRACE_INVALID", (_label, events) => {
     expect(foldError(events).code).toBe("TRACE_INVALID");
+  });
+
+  it("reads a version-1 log (no clock events, no result order) as well as the current one", () => {
+    const trace = foldTraceEvents([chainStartEvent("old", { version: 1 }), toolCallEvent(0), toolResultEvent(0), chainEndEvent()]);
+    expect(trace.version).toBe(1);
+    expect(trace.clockReadings).toBeUndefined();
+    expect(trace.calls[0]?.state).toBe("completed");
+    expect(() => foldTraceEvents([chainStartEvent("new", { version: 3 })])).toThrow(/version 3 is not supported \(this reader knows 1 and 2\)/);
   });
 
   it("names the field that is malformed", () => {
