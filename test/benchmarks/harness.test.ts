@@ -4,6 +4,9 @@
  * scenario that did not run into a non-zero exit for CI's smoke run.
  */
 import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
@@ -139,6 +142,33 @@ describe("benchmark harness", () => {
     ];
     expect(expected.filter((name) => !names.has(name))).toEqual([]);
   });
+
+  it("computes median and p99 by nearest rank, per op", () => {
+    const samples = Array.from({ length: 200 }, (_, i) => (i + 1) * 10); // 10 .. 2000
+    expect(computeStats(samples)).toMatchObject({ samples: 200, medianNs: 1000, p99Ns: 1980, minNs: 10 });
+    expect(computeStats(samples, 10)).toMatchObject({ medianNs: 100, p99Ns: 198 });
+    expect(computeStats([])).toBeUndefined();
+  });
+
+  it("prints median, p99 and ratio in a table and writes the same figures as JSON", async () => {
+    const run = promisify(execFile);
+    const dir = await mkdtemp(join(tmpdir(), "isochain-bench-"));
+    try {
+      const json = join(dir, "run.json");
+      const { stdout } = await run(process.execPath, ["--no-node-snapshot", "benchmarks/run.ts", "--quick", "--filter", "invoker", "--json", json], {
+        timeout: 60_000,
+      });
+      expect(stdout).toMatch(/scenario\s+median\s+p99\s+n\s+vs baseline/);
+      expect(stdout).toMatch(/isochain\/invoker-call\s+\S+ [µn]s\s+\S+ [µn]s\s+\d+\s+[\d.]+× direct\/await-call/);
+      const written = JSON.parse(await readFile(json, "utf8")) as { figures: { name: string; baseline?: string; ratio?: number; stats?: { medianNs: number; p99Ns: number } }[] };
+      const invoker = written.figures.find((figure) => figure.name === "isochain/invoker-call");
+      expect(invoker).toMatchObject({ baseline: "direct/await-call" });
+      expect(invoker?.stats?.p99Ns).toBeGreaterThanOrEqual(invoker?.stats?.medianNs ?? Number.POSITIVE_INFINITY);
+      expect(invoker?.ratio).toBeGreaterThan(0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it("exits 1 for options it does not know, naming --fail-on-error in its usage", async () => {
     const run = promisify(execFile);
