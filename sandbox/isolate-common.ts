@@ -8,7 +8,7 @@
  * @module
  */
 import type ivm from "isolated-vm";
-import { BRIDGE_GLOBALS, BRIDGE_OP, isClockReadings, OUTPUT_TRUNCATED_MARKER, type LogLevel } from "../src/bridge/protocol.ts";
+import { BRIDGE_GLOBALS, BRIDGE_OP, isClockFrameReadings, OUTPUT_TRUNCATED_MARKER, type LogLevel } from "../src/bridge/protocol.ts";
 import { toWireResult, type WireResult } from "../src/bridge/wire-result.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { boundStack, clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../src/kernel/bound-error-text.ts";
@@ -280,8 +280,8 @@ function deliverSafely(
 }
 
 /** Forwards clock readings to `onClock`; a frame that is not well-formed readings is dropped. */
-export function forwardClock(request: IsolateRunRequest | undefined, readings: FrameField): void {
-  if (!isClockReadings(readings) || readings.length === 0) return;
+export function forwardClock(request: Pick<SandboxRunRequest, "onClock"> | undefined, readings: unknown): void {
+  if (!isClockFrameReadings(readings)) return;
   try {
     request?.onClock?.(readings);
   } catch {

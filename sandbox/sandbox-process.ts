@@ -31,7 +31,7 @@ import { encodeUtf8 } from "../src/kernel/encode-utf8.ts";
 import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
-import { killOutcome } from "./isolate-common.ts";
+import { forwardClock, killOutcome } from "./isolate-common.ts";
 import { boundLogLine } from "./output-cap.ts";
 import { ProcessChannel } from "./process-channel.ts";
 import {
@@ -304,14 +304,9 @@ export class SandboxProcess {
         }
         return;
       }
-      case FRAME_KIND.clock: {
-        try {
-          this.#active?.request.onClock?.(message.readings);
-        } catch {
-          // a failing listener must not break the run
-        }
+      case FRAME_KIND.clock:
+        forwardClock(this.#active?.request, message.readings);
         return;
-      }
       case FRAME_KIND.log: {
         const run = this.#active;
         if (run === undefined) return;

@@ -181,7 +181,7 @@ export class FileApprovalStore implements ApprovalStore {
         nonces.set(key, entry.nonce);
         if (!present.has(decisionFileName(key, entry.nonce))) pending.push(entry.request);
       }
-      await this.#sweep(names, nonces);
+      await this.#sweep(names, present, nonces);
       return pending.sort(compareApprovalRequests);
     });
   }
@@ -288,8 +288,7 @@ export class FileApprovalStore implements ApprovalStore {
    * {@link STALE_FILE_MS}. `names` is the listing `listPending` read, `nonces` the nonce of each
    * key whose request file it could read. Best effort: any failure leaves the file.
    */
-  async #sweep(names: readonly string[], nonces: ReadonlyMap<string, string | undefined>): Promise<void> {
-    const present = new Set(names);
+  async #sweep(names: readonly string[], present: ReadonlySet<string>, nonces: ReadonlyMap<string, string | undefined>): Promise<void> {
     for (const name of names) {
       let requestName: string | undefined;
       if (!isApprovalTempName(name)) {

@@ -24,7 +24,7 @@
  */
 import { isNativeAccelerationEnabled, Packr, RESERVE_START_SPACE } from "msgpackr";
 import { ChainRuntimeError } from "../kernel/index.ts";
-import { FRAME_KIND, isClockReadings, PROTOCOL_VERSION, type Frame, type LogLevel } from "./protocol.ts";
+import { FRAME_KIND, isClockFrameReadings, PROTOCOL_VERSION, type Frame, type LogLevel } from "./protocol.ts";
 
 /** Largest frame body accepted, bytes: 64 MiB. */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -266,7 +266,7 @@ export function isFrame(value: unknown): value is Frame {
     case FRAME_KIND.log:
       return typeof frame["level"] === "string" && LOG_LEVELS.has(frame["level"]) && typeof frame["text"] === "string";
     case FRAME_KIND.clock:
-      return isClockReadings(frame["readings"]) && (frame["readings"] as readonly number[]).length > 0;
+      return isClockFrameReadings(frame["readings"]);
     case FRAME_KIND.done: {
       const returnJson = frame["returnJson"];
       const error = frame["error"];

@@ -130,6 +130,11 @@ export function isClockReadings(value: unknown): value is readonly number[] {
   return true;
 }
 
+/** True for the readings of one clock frame: well-formed (see {@link isClockReadings}) and not empty. */
+export function isClockFrameReadings(value: unknown): value is readonly number[] {
+  return isClockReadings(value) && value.length > 0;
+}
+
 /** A thrown value as it leaves the isolate. */
 export interface WireError {
   readonly name: string;

@@ -140,8 +140,8 @@ export class ReplayRouter implements CallRouter {
         ].join("\n"),
       });
     }
-    const undecided = entry.result !== undefined && "code" in entry.result && entry.result.code === "IN_DOUBT";
-    if (entry.state === "completed" && entry.result !== undefined && !(undecided && !strict)) {
+    const answered = strict ? entry.state === "completed" && entry.result !== undefined : !isInDoubtOnResume(entry);
+    if (answered && entry.result !== undefined) {
       this.replayed.push(callId);
       return { kind: "answer", result: entry.result, record: true, ...(entry.resultSeq === undefined ? {} : { order: entry.resultSeq }) };
     }
@@ -243,6 +243,14 @@ export function matchSuspendedCalls(trace: ChainTrace): ReadonlyMap<string, stri
     calls.set(request.id, match);
   }
   return calls;
+}
+
+/**
+ * True when `entry` is in doubt on a resume: started and never finished, or answered `IN_DOUBT`
+ * by an earlier resume that left it undecided.
+ */
+export function isInDoubtOnResume(entry: TraceCallEntry): boolean {
+  return entry.state !== "completed" || entry.result === undefined || ("code" in entry.result && entry.result.code === "IN_DOUBT");
 }
 
 /** The call ids of {@link suspendedCalls}, for a trace already checked. */

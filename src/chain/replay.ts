@@ -33,7 +33,7 @@ import {
   type ProgressListener,
   type ToolRisk,
 } from "../kernel/index.ts";
-import { isApprovalDecision } from "../approval/check-approval-args.ts";
+import { APPROVAL_DECISIONS, isApprovalDecision } from "../approval/check-approval-args.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import type { ChainTrace } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
@@ -41,7 +41,7 @@ import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
-import { ReplayRouter, suspendedCallIds, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
+import { isInDoubtOnResume, ReplayRouter, suspendedCallIds, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
 import { runWithPlan, ToolChainTool, type ChainRunOptions } from "./tool-chain-tool.ts";
 import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
@@ -123,7 +123,8 @@ export interface ReplayReport {
  * @throws ChainRuntimeError `REPLAY_FAILED` for an unknown mode, a resume without tools, or a
  * trace the store shows was already resumed or is being resumed (unless `force`);
  * `ARGUMENT_INVALID` for an `inDoubt` or `approvals` decision that is not one, or that names no
- * in-doubt (suspended) call of the trace.
+ * in-doubt (suspended) call of the trace (then `details.reason` says why and `details.known`
+ * lists the calls that could be decided).
  */
 export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   checkChainTrace(trace, "replay()");
@@ -261,7 +262,7 @@ const IN_DOUBT_DECISIONS: readonly InDoubtDecision[] = ["assume-done", "re-execu
  * decision the resume would never read must not look as if it had been taken.
  */
 function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
-  const inDoubtIds = new Set(trace.calls.filter((call) => call.state !== "completed" || (call.result !== undefined && "code" in call.result && call.result.code === "IN_DOUBT")).map((call) => call.callId));
+  const inDoubtIds = new Set(trace.calls.filter(isInDoubtOnResume).map((call) => call.callId));
   const suspendedIds = suspendedCallIds(trace);
   const check = (field: "inDoubt" | "approvals", valid: (value: unknown) => boolean, allowed: string, calls: ReadonlySet<string>, what: string): void => {
     const decisions: unknown = options[field];
@@ -279,16 +280,21 @@ function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
       }
       if (!calls.has(callId)) {
         const known = [...calls].join(", ");
-        throw new ChainRuntimeError(
-          "ARGUMENT_INVALID",
-          `replay() ${field}.${callId}: chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? `it has none` : `its ${what}s are ${known}`}.`,
-          { details: { argument: `${field}.${callId}` } },
-        );
+        const reason = `chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? `it has none` : `its ${what}s are ${known}`}.`;
+        throw new ChainRuntimeError("ARGUMENT_INVALID", `replay() ${field}.${callId}: ${reason}`, {
+          details: { argument: `${field}.${callId}`, reason, known: [...calls] },
+        });
       }
     }
   };
-  check("inDoubt", (value) => IN_DOUBT_DECISIONS.includes(value as InDoubtDecision), '"assume-done" or "re-execute"', inDoubtIds, "in-doubt call");
-  check("approvals", isApprovalDecision, '"approved", "denied" or "skipped"', suspendedIds, "call suspended for approval");
+  check("inDoubt", (value) => IN_DOUBT_DECISIONS.includes(value as InDoubtDecision), quoteChoices(IN_DOUBT_DECISIONS), inDoubtIds, "in-doubt call");
+  check("approvals", isApprovalDecision, quoteChoices(APPROVAL_DECISIONS), suspendedIds, "call suspended for approval");
+}
+
+/** `"a", "b" or "c"`. */
+function quoteChoices(choices: readonly string[]): string {
+  const quoted = choices.map((choice) => JSON.stringify(choice));
+  return quoted.length < 2 ? (quoted[0] ?? "") : `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1) ?? ""}`;
 }
 
 /** Every tool name the trace knows: its toolbox fingerprint and the tools its calls named. */
@@ -329,6 +335,9 @@ async function refuseIfRunningOrStale(store: TraceStore, trace: ChainTrace): Pro
       { details: { chainId, writer } },
     );
   }
+  // An ended chain's log is final (nothing is appended after chain-end): only a trace without
+  // an outcome can be behind the store's.
+  if (trace.outcome !== undefined) return;
   const stored = await store.load(chainId).catch(() => undefined);
   if (stored === undefined || !isBehind(trace, stored)) return;
   throw new ChainRuntimeError(

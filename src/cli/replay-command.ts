@@ -161,15 +161,16 @@ function parseInDoubt(entries: readonly string[]): Record<string, InDoubtDecisio
 
 /**
  * The library refuses an `inDoubt` decision naming no in-doubt call of the trace
- * (`ARGUMENT_INVALID`, `details.argument` `inDoubt.<callId>`): said in the CLI's terms.
+ * (`ARGUMENT_INVALID`, `details.argument` `inDoubt.<callId>` and `details.reason`): said in the
+ * CLI's terms.
  */
 function inDoubtUsageError(error: unknown, trace: ChainTrace): ChainRuntimeError | undefined {
   if (!isChainRuntimeError(error) || error.code !== "ARGUMENT_INVALID") return undefined;
   const argument = error.details.argument;
   if (typeof argument !== "string" || !argument.startsWith("inDoubt.")) return undefined;
   const callId = argument.slice("inDoubt.".length);
-  const prefix = `replay() ${argument}: `;
-  const why = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message;
+  const reason = error.details.reason;
+  const why = typeof reason === "string" ? reason : error.message;
   return new ChainRuntimeError(
     "CLI_USAGE",
     `--in-doubt ${callId}: ${why} Decide only the calls \`isochain trace show ${trace.chainId}\` lists as in doubt.`,

@@ -546,10 +546,9 @@ class ChainLogWriter {
     }
   }
 
-  /** Writes this process's lease (see the module comment), once per writer. */
+  /** Writes this process's lease (see the module comment); called once, by the writer that created the log. */
   async #takeLease(): Promise<void> {
-    if (this.#leased) return;
-    const lease: Lease = { pid: process.pid, host: hostname(), started: processStartTime(process.pid) };
+    const lease: Lease = { pid: process.pid, host: hostname(), started: ownStartTime() };
     const temporary = `${this.#options.leasePath}.${process.pid}.tmp`;
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | SAFE_OPEN_FLAGS;
     const handle = await open(temporary, flags, 0o644).catch(async (cause: unknown) => {
@@ -657,6 +656,14 @@ function isProcessAlive(pid: number, started: number | undefined): boolean {
   if (started === undefined) return true;
   const now = processStartTime(pid);
   return now === undefined || now === started;
+}
+
+let ownStart: { readonly started: number | undefined } | undefined;
+
+/** This process's start time (see {@link processStartTime}), read once: it never changes. */
+function ownStartTime(): number | undefined {
+  ownStart ??= { started: processStartTime(process.pid) };
+  return ownStart.started;
 }
 
 /** Process `pid`'s start time in clock ticks after boot (Linux `/proc/<pid>/stat`), or `undefined` elsewhere. */

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { isClockReadings } from "../bridge/protocol.ts";
+import { isClockFrameReadings, isClockReadings } from "../bridge/protocol.ts";
 import { ChainRuntimeError, isArtifactRef, type ApprovalRequest, type ChainRunStatus } from "../kernel/index.ts";
 import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
 import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
@@ -242,7 +242,7 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     durationMs: isNumber,
   },
   "approval-request": { request: isObject },
-  clock: { readings: (value) => isClockReadings(value) && (value as readonly number[]).length > 0 },
+  clock: { readings: isClockFrameReadings },
   "chain-end": { status: isChainRunStatus, durationMs: isNumber, stats: isObject },
 };
 
