@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import vm from "node:vm";
 import { describe, expect, it } from "vitest";
 import {
   computeDerived,
@@ -42,6 +43,31 @@ describe("benchmark harness", () => {
     expect(subject?.stats?.medianNs).toBeGreaterThanOrEqual(80_000);
     expect(subject?.ratio).toBeGreaterThan(1.5);
     expect(subject?.met).toBe(true);
+  });
+
+  it("times an iteration to the end of a promise made in another realm (node:vm), and between() untimed", async () => {
+    // The node:vm floor's runs return such promises: `instanceof Promise` is false for them.
+    const context = vm.createContext({ spin });
+    const later = vm.runInContext("(async () => { await null; spin(200); })", context) as () => Promise<void>;
+    let betweens = 0;
+    const [result] = await runGroup(
+      [
+        {
+          name: "vm/await",
+          group: "g",
+          run: () => later(),
+          between: () => {
+            betweens++;
+            spin(500);
+          },
+        },
+      ],
+      { settings: FAST, log: quiet },
+    );
+    expect(result?.status).toBe("ok");
+    expect(result?.stats?.medianNs).toBeGreaterThanOrEqual(200_000);
+    expect(result?.stats?.medianNs).toBeLessThan(500_000);
+    expect(betweens).toBeGreaterThan(0);
   });
 
   it("reports a setup that throws as skipped and a run that throws as failed, with the reason", async () => {
