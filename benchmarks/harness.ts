@@ -1,25 +1,29 @@
 /**
- * The benchmark harness: an interleaved sampler for async hot paths.
+ * The benchmark harness: tinybench measures, this module interleaves.
  *
- * Why not mitata alone: mitata measures one benchmark to completion, then the next. On a noisy
- * 2-core machine a figure and its baseline measured a minute apart drift apart for reasons that
- * have nothing to do with the code (thermal state, a neighbour, GC debt left by the previous
- * benchmark, a pool refilling in the background). Here every scenario of a group is set up
- * first, then the group runs in rounds; each round gives every scenario one time-boxed batch,
- * starting from a rotating position, so a figure and its baseline see the same conditions:
+ * A benchmark library alone (tinybench, mitata) measures one benchmark to completion, then the
+ * next. On a noisy 2-core machine a figure and its baseline measured a minute apart drift apart
+ * for reasons that have nothing to do with the code (thermal state, a neighbour, GC debt left by
+ * the previous benchmark, a pool refilling in the background). So every scenario of a group is
+ * set up first, then the group runs in rounds; each round gives every scenario one time-boxed
+ * batch, starting from a rotating position, so a figure and its baseline see the same
+ * conditions:
  *
  *   setup all ─▶ warm-up rounds (discarded) ─▶ rounds: [A batch][B batch][C batch] [B][C][A] ... ─▶ teardown all
  *
- * Each iteration is timed alone with `process.hrtime.bigint()`; an optional untimed `between()`
- * hook runs after it (e.g. "let the pool refill", for warm-latency figures). Figures are medians
- * with p99 and mean beside them; a ratio is median / median of the named baseline, measured in
- * the same rounds.
+ * Inside a batch, tinybench times each iteration alone (`process.hrtime.bigint()`, no warm-up
+ * of its own: the harness has its rounds); an optional untimed `between()` hook runs after each
+ * iteration as tinybench's `afterEach` (e.g. "let the pool refill", for warm-latency figures).
+ * Figures are medians with p99 and mean beside them; a ratio is median / median of the named
+ * baseline, measured in the same rounds.
  *
  * Robustness: a scenario whose `setup` throws or times out is SKIPPED (the reason is printed);
  * one whose `run` throws or hangs past the iteration timeout is FAILED and dropped from the
  * remaining rounds. The suite itself always finishes.
  * @module
  */
+
+import { Bench } from "tinybench";
 
 /** A figure's goal: a time ceiling per op, a rate floor, or a size ceiling. */
 export interface Target {
@@ -196,6 +200,10 @@ interface State {
   readonly samples: number[];
   status: "ok" | "skipped" | "failed";
   reason?: string;
+  /** Whether `run()` returns a thenable (found by the scenario's first, untimed iteration). */
+  async?: boolean;
+  /** Wall time of one iteration with its `between()`, ns, as last measured. */
+  wallNsPerIteration?: number;
 }
 
 /** Options of {@link runGroup}. */
@@ -296,32 +304,67 @@ function withRatioAndTarget(result: FigureResult, medians: ReadonlyMap<string, n
   return { ...result, ...(ratio === undefined ? {} : { ratio }), ...(met === undefined ? {} : { met }) };
 }
 
+/** Iterations of a scenario's first tinybench run, before its wall time per iteration is known. */
+const PROBE_ITERATIONS = 8;
+
+/**
+ * One batch of a scenario: tinybench measures, in runs of a set number of iterations, until the
+ * batch's wall-time box is used up. tinybench's own budget (`time`) counts timed time only, so
+ * the count of each run comes from the scenario's wall time per iteration (untimed `between()`
+ * included), learnt from the first, short run. A scenario's first batch starts with one untimed
+ * iteration that tells a sync `run` from an async one (tinybench would otherwise probe by
+ * calling `run` itself, with no `between()` after it).
+ */
 async function runBatch(state: State, settings: SamplerSettings, record: boolean): Promise<string | undefined> {
-  const cancel = { cancelled: false };
+  const abort = new AbortController();
   const { scenario, samples } = state;
-  const budgetNs = BigInt(Math.round(settings.batchMs * 1e6));
+  const budgetNs = settings.batchMs * 1e6;
   const batch = async (): Promise<void> => {
     const start = process.hrtime.bigint();
-    let iterations = 0;
-    for (;;) {
-      const t0 = process.hrtime.bigint();
+    if (state.async === undefined) {
       const value = scenario.run();
-      if (isThenable(value)) await value;
-      const t1 = process.hrtime.bigint();
-      if (cancel.cancelled) return;
-      if (record) samples.push(Number(t1 - t0));
-      if (scenario.between !== undefined) {
-        const pause = scenario.between();
-        if (isThenable(pause)) await pause;
-        if (cancel.cancelled) return;
-      }
-      iterations++;
-      if (iterations >= settings.maxBatchIterations || process.hrtime.bigint() - start >= budgetNs) return;
+      state.async = isThenable(value);
+      if (state.async) await value;
+      await scenario.between?.();
+    }
+    let iterations = 0;
+    while (iterations < settings.maxBatchIterations) {
+      const spentNs = Number(process.hrtime.bigint() - start);
+      if (iterations > 0 && spentNs >= budgetNs) return;
+      const left = settings.maxBatchIterations - iterations;
+      const perIteration = state.wallNsPerIteration;
+      const count = perIteration === undefined ? Math.min(left, PROBE_ITERATIONS) : Math.max(1, Math.min(left, Math.floor((budgetNs - spentNs) / perIteration)));
+      const runStart = process.hrtime.bigint();
+      const measured = await measureIterations(scenario, count, state.async, abort.signal);
+      if (abort.signal.aborted) return;
+      if (measured.length === 0) throw new Error("tinybench took no sample");
+      state.wallNsPerIteration = Number(process.hrtime.bigint() - runStart) / Math.max(1, measured.length);
+      if (record) for (const ns of measured) samples.push(ns);
+      iterations += measured.length;
     }
   };
   const outcome = await withTimeout(batch, settings.batchMs + settings.iterationTimeoutMs, "iteration");
-  if (outcome !== undefined) cancel.cancelled = true;
+  if (outcome !== undefined) abort.abort();
   return outcome;
+}
+
+/**
+ * `count` iterations of `scenario`, each timed alone by tinybench (no warm-up: the harness has
+ * its own rounds), with `between()` after each as tinybench's untimed `afterEach`. Resolves with
+ * the per-iteration times, ns; rejects with what an iteration threw.
+ */
+async function measureIterations(scenario: Scenario, count: number, async: boolean, signal: AbortSignal): Promise<number[]> {
+  const bench = new Bench({ iterations: count, time: 0, warmup: false, retainSamples: true, throws: true, signal });
+  const between = scenario.between;
+  bench.add(scenario.name, () => scenario.run(), {
+    async,
+    ...(between === undefined ? {} : { afterEach: async () => void (await between()) }),
+  });
+  await bench.run();
+  const result = bench.tasks[0]?.result;
+  const latency = result !== undefined && "latency" in result ? result.latency : undefined;
+  // tinybench's samples are in ms.
+  return (latency?.samples ?? []).map((ms) => ms * 1e6);
 }
 
 /** Runs `fn`; resolves `undefined` when it settles in time, else a reason. */
