@@ -31,6 +31,7 @@ export default {
     perCall("raw-ivm", "node-vm"),
     perCall("child-process", "node-vm"),
     perCall("isochain", "raw-ivm", { label: "<= 25 µs", maxNs: 25e3 }),
+    perCall("isochain-sync-drive", "isochain"),
     perCall("isochain-process", "child-process", { label: "<= 1.5x round trip", maxRatio: 1.5 }),
   ],
 } satisfies BenchFile;

@@ -65,7 +65,11 @@ function childScenario({ path, calls, parallel }: ChainPath, idle = false): Scen
   };
 }
 
-/** node-vm, raw-ivm, child-process, isochain and isochain-process scenarios of `chain`. */
+/**
+ * node-vm, raw-ivm, child-process, isochain, isochain-sync-drive (the in-process chain with the
+ * sandbox child's synchronous drive: what the asynchronous drive costs) and isochain-process
+ * scenarios of `chain`.
+ */
 export function chainPathScenarios(chain: ChainPath): Scenario[] {
   const { path, script, expected, target } = chain;
   return [
@@ -88,6 +92,15 @@ export function chainPathScenarios(chain: ChainPath): Scenario[] {
       baseline: `raw-ivm/${path}`,
       description: `ToolChainTool.run, in-process driver, warm pool: ${path}`,
       ...(target === undefined ? {} : { target }),
+    }),
+    isochainScenario({
+      name: `isochain-sync-drive/${path}`,
+      group: CHAIN_GROUP,
+      script,
+      expected,
+      baseline: `isochain/${path}`,
+      description: `ToolChainTool.run, isolates driven synchronously on the host thread (a reference, not offered: no heap limit, holds the event loop): ${path}`,
+      driver: "sync-drive",
     }),
     isochainScenario({
       name: `isochain-process/${path}`,

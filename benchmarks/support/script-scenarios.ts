@@ -27,8 +27,8 @@ export interface ScriptScenarioOptions {
   readonly description?: string;
   /** Await the runner's `warm()` between iterations (untimed). @defaultValue true */
   readonly warm?: boolean;
-  /** The isochain sandbox driver ({@link isochainScenario} only). @defaultValue `"in-process"` */
-  readonly driver?: "in-process" | "process";
+  /** The isochain sandbox driver ({@link isochainScenario} only; see `CreateChainOptions.driver`). @defaultValue `"in-process"` */
+  readonly driver?: "in-process" | "process" | "sync-drive";
   /** Keep results up to 2 MiB inline instead of offloading them ({@link isochainScenario} only). @defaultValue false */
   readonly inlineResults?: boolean;
   /**
