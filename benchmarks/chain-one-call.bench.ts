@@ -1,19 +1,36 @@
 /**
  * One warm chain with one tool call: `return (await tools.echo({ n: 1 })).status;`.
- * Target (isochain, in-process driver): median <= 0.25 ms.
+ * Target (isochain, in-process driver): median <= 0.25 ms. Also with a toolbox of 50 tools,
+ * against the same chain with 2 (the ratio is what a larger toolbox costs a run).
  * @module
  */
 import type { BenchFile } from "./harness.ts";
-import { chainPathScenarios } from "./support/chain-path-scenarios.ts";
+import { CHAIN_GROUP, chainPathScenarios } from "./support/chain-path-scenarios.ts";
 import { SCRIPTS } from "./support/fixtures.ts";
+import { isochainScenario } from "./support/script-scenarios.ts";
+
+/** Tools in the larger toolbox of `isochain/one-call-50-tools`, `echo` and `big` included. */
+const MANY_TOOLS = 50;
 
 export default {
-  scenarios: chainPathScenarios({
-    path: "one-call",
-    script: SCRIPTS.oneCall,
-    expected: "ok",
-    target: { label: "<= 0.25 ms", maxNs: 0.25e6 },
-    calls: 1,
-    parallel: false,
-  }),
+  scenarios: [
+    ...chainPathScenarios({
+      path: "one-call",
+      script: SCRIPTS.oneCall,
+      expected: "ok",
+      target: { label: "<= 0.25 ms", maxNs: 0.25e6 },
+      calls: 1,
+      parallel: false,
+    }),
+    // The same chain with a toolbox of 50: a run must not pay for the tools its script does not call.
+    isochainScenario({
+      name: `isochain/one-call-${MANY_TOOLS}-tools`,
+      group: CHAIN_GROUP,
+      script: SCRIPTS.oneCall,
+      expected: "ok",
+      baseline: "isochain/one-call",
+      description: `ToolChainTool.run, in-process driver, warm pool, a toolbox of ${MANY_TOOLS}: one-call`,
+      extraTools: MANY_TOOLS - 2,
+    }),
+  ],
 } satisfies BenchFile;

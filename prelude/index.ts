@@ -73,6 +73,8 @@ const settledPromise = PromiseIntrinsic.resolve();
 
 const send = global[BRIDGE_GLOBALS.send] as Send;
 delete global[BRIDGE_GLOBALS.send];
+const stagedToolNames = global[BRIDGE_GLOBALS.tools];
+delete global[BRIDGE_GLOBALS.tools];
 
 // Host-like or non-deterministic built-ins a script has no business with: shared memory (and
 // `Atomics.wait`, which would block the isolate thread), WebAssembly (which can also create
@@ -380,7 +382,10 @@ function start(script: unknown): void {
   }
   random.reseed(config.seed);
   clock.start(config.clockStart, config.clockReplay);
-  installTools(config.toolNames);
+  if (!installTools(config.toolNames)) {
+    fail({ name: "SandboxError", message: "the run was configured with staged tools, but none were staged" });
+    return;
+  }
   if (typeof script !== "function") {
     fail({ name: "TypeError", message: "the compiled script did not evaluate to a function" });
     return;
@@ -418,14 +423,35 @@ function bridge(op: unknown, a?: unknown, b?: unknown, c?: unknown): unknown {
   }
 }
 
-function installTools(names: readonly string[]): void {
+/** The `tools` object built while the context was prepared (see `BRIDGE_GLOBALS.tools`), until the start takes it. */
+let stagedTools: Readonly<Record<string, (args?: unknown) => Promise<unknown>>> | undefined;
+
+/** Builds the `tools` object of the names the host staged, if it staged any. */
+function stageTools(namesJson: unknown): void {
+  if (typeof namesJson !== "string") return;
+  const names = jsonParse(namesJson) as unknown;
+  if (!isArray(names)) return;
+  for (const name of names) if (typeof name !== "string") return;
+  stagedTools = buildTools(names as string[]);
+}
+
+function buildTools(names: readonly string[]): Readonly<Record<string, (args?: unknown) => Promise<unknown>>> {
   const tools: Record<string, (args?: unknown) => Promise<unknown>> = Object.create(null) as Record<string, never>;
   for (const name of names) {
     const fn = (args?: unknown): Promise<unknown> => callTool(name, args);
     defineProperty(fn, "name", { value: name });
     defineProperty(tools, name, { value: fn, enumerable: true });
   }
-  defineProperty(global, "tools", { value: freeze(tools), enumerable: false, writable: false, configurable: false });
+  return freeze(tools);
+}
+
+/** Installs `tools`: built now for `names`, or the staged object when `names` is absent. False when neither exists. */
+function installTools(names: readonly string[] | undefined): boolean {
+  const tools = names === undefined ? stagedTools : buildTools(names);
+  stagedTools = undefined;
+  if (tools === undefined) return false;
+  defineProperty(global, "tools", { value: tools, enumerable: false, writable: false, configurable: false });
+  return true;
 }
 
 function installGlobal(name: string, value: unknown): void {
@@ -495,6 +521,7 @@ function warmUp(): void {
 }
 
 warmUp();
+stageTools(stagedToolNames);
 
 defineProperty(global, BRIDGE_GLOBALS.start, { value: start, configurable: true });
 // Taken off the global by the bundle's last statement (see sandbox/prelude-bundle.ts).

@@ -25,6 +25,8 @@ export type FrameField = string | number | undefined | FrameField[];
 export interface PreparedContext {
   readonly context: ivm.Context;
   readonly bridge: ivm.Reference<Bridge>;
+  /** Tool names whose `tools` object the prelude built as it loaded (`BRIDGE_GLOBALS.tools`). */
+  readonly stagedTools?: readonly string[];
 }
 
 /**
@@ -423,6 +425,13 @@ function isSerialized(result: InvocationResult | SerializedToolResult): result i
 }
 
 /** Drops every host handle into a finished context so the isolate can collect it. */
+/** True when `a` holds the same names as `b`, in the same order (`a` undefined: false). */
+export function sameNames(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  if (a === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export function releaseContext(prepared: PreparedContext): void {
   for (const handle of [prepared.bridge, prepared.context]) {
     try {

@@ -6,9 +6,10 @@
  * Life of a run:
  *
  * ```
- *  prepare() ─ createContext ─ set send callback + run cached prelude Script ─ bridge ref
- *      │          (off the critical path: done after the previous run, while idle)
- *  run() ─ bridge.configure(config) + (cachedScript.run | context.eval) ─▶ frames via ignored callback ─▶ host
+ *  prepare() ─ createContext ─ set send callback (+ the last run's tool names) + run cached prelude Script ─ bridge ref
+ *      │          (off the critical path: done after the previous run, while idle; the prelude
+ *      │           builds the `tools` object of the staged names as it loads)
+ *  run() ─ bridge.configure(config, without the names when staged) + (cachedScript.run | context.eval) ─▶ frames via ignored callback ─▶ host
  *      │        host answers: bridge.resolve(results of one tick), `applyIgnored` (never *Sync)
  *      │        each start/delivery is followed by a heap read queued behind it (the tracker)
  *      ├─ done frame ─ abort pending calls ─ last heap read completes (idle, heap measured) ─ outcome
@@ -45,7 +46,9 @@
  *   closes, so a chain's objects die young instead of being promoted and piling up until a full
  *   GC (the soak's RSS growth).
  *
- * Speed: a script seen for the first time is compiled and run in one task (`context.eval`); one
+ * Speed: a run whose tool names are the last run's finds their `tools` object built (see
+ * `BRIDGE_GLOBALS.tools`): building it costs ~1 µs a tool in a fresh context, and a 50-tool
+ * chain paid it on every run. A script seen for the first time is compiled and run in one task (`context.eval`); one
  * that comes back is compiled into a per-isolate cache and run from it (`Script.run`); the prelude
  * is compiled from V8's code cache in every isolate but the first; the run is configured and
  * started in one pipelined step (two tasks queued back to back, no
@@ -69,6 +72,7 @@ import {
   killOutcome,
   releaseContext,
   ResultQueue,
+  sameNames,
   sandboxFailure,
   ScriptCache,
   settledFromDone,
@@ -115,6 +119,8 @@ export class IsolateRunner implements PooledRunner {
   readonly #owner: RunOwner;
   #active: ActiveRun | undefined;
   #prepared: Promise<PreparedContext> | undefined;
+  /** The tool names of the last run: the next context is prepared with them staged. */
+  #lastToolNames: readonly string[] | undefined;
   #runs = 0;
   #busy = false;
 
@@ -178,14 +184,19 @@ export class IsolateRunner implements PooledRunner {
   async #createContext(): Promise<PreparedContext> {
     const context = await this.#isolate.createContext();
     try {
-      // Two tasks queued back to back on the isolate's thread (which runs them in order): the
-      // prelude finds `send` on the global when it starts, and one wait covers both.
-      const [, bridge] = await Promise.all([
+      // Tasks queued back to back on the isolate's thread, which runs them in order with no wait
+      // between (a second `set` costs ~1 µs of isolate CPU there, measured): the prelude finds
+      // `send` and the last run's tool names on the global when it starts, builds their `tools`
+      // object as it loads, off the critical path of a run with the same names, and one wait
+      // covers all.
+      const stagedTools = this.#lastToolNames;
+      const [, , bridge] = await Promise.all([
         context.global.set(BRIDGE_GLOBALS.send, this.#send),
+        stagedTools === undefined ? undefined : context.global.set(BRIDGE_GLOBALS.tools, JSON.stringify(stagedTools)),
         this.#prelude.run(context, { reference: true }) as Promise<ivm.Reference<Bridge>>,
       ]);
       if (bridge.typeof !== "function") throw new Error("the prelude did not hand over its bridge");
-      return { context, bridge };
+      return stagedTools === undefined ? { context, bridge } : { context, bridge, stagedTools };
     } catch (error) {
       context.release();
       throw error;
@@ -218,6 +229,7 @@ export class IsolateRunner implements PooledRunner {
         // script, interleaved A/B); one that comes back is compiled into the cache, then run.
         let script: ivm.Script | SandboxError | undefined = this.#scripts.get(request);
         if (script === undefined && this.#scripts.seenBefore(request)) script = await this.#scripts.compile(request);
+        if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = [...request.toolNames];
         if (script === undefined || script instanceof ivm.Script) {
           const active = new ActiveRun(this.#owner, prepared, request);
           this.#active = active;
@@ -302,7 +314,8 @@ class ActiveRun {
     this.#finish = resolve;
     try {
       // Queued back to back: the isolate runs `configure`, then the script, with no wait between.
-      prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, this.#limits)]);
+      const staged = prepared.stagedTools !== undefined && sameNames(prepared.stagedTools, request.toolNames);
+      prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, this.#limits, staged)]);
       const started =
         script === undefined
           ? prepared.context.eval(wrapScript(request.script), { filename: request.scriptName })
@@ -613,40 +626,39 @@ function tickAll(): void {
 }
 
 /** The last configuration's JSON without its per-run fields, and what it was made of. */
-let configCache: { toolNames: readonly string[]; maxToolCalls: number; maxOutputBytes: number; maxArgumentBytes: number; head: string } | undefined;
+let configCache:
+  | { toolNames: readonly string[]; staged: boolean; maxToolCalls: number; maxOutputBytes: number; maxArgumentBytes: number; head: string }
+  | undefined;
 
 /**
- * The prelude's configuration as JSON. A tool's runs share all of it but the seed and the clock,
- * so the rest is serialised once (kept with a copy of the names it was made from) and those two
- * numbers appended: a few µs off each run's critical path, more with many tools.
+ * The prelude's configuration as JSON, without the tool names when the context has them staged
+ * (`staged`). A tool's runs share all of it but the seed and the clock, so the rest is
+ * serialised once (kept with a copy of the names it was made from) and those two numbers
+ * appended: a few µs off each run's critical path, more with many tools.
  */
-function configJson(request: IsolateRunRequest, limits: SandboxRunRequest["limits"]): string {
+function configJson(request: IsolateRunRequest, limits: SandboxRunRequest["limits"], staged: boolean): string {
   const { toolNames, maxToolCalls, seed, clockStart, clockReplay } = request;
   const { maxOutputBytes, maxArgumentBytes } = limits;
+  const names = staged ? {} : { toolNames };
   if (!Number.isFinite(seed) || !Number.isFinite(clockStart) || clockReplay !== undefined) {
-    const config: PreludeRunConfig = { toolNames, maxToolCalls, seed, clockStart, maxOutputBytes, maxArgumentBytes, ...(clockReplay ? { clockReplay } : {}) };
+    const config: PreludeRunConfig = { ...names, maxToolCalls, seed, clockStart, maxOutputBytes, maxArgumentBytes, ...(clockReplay ? { clockReplay } : {}) };
     return JSON.stringify(config);
   }
   let cached = configCache;
   if (
     cached === undefined ||
+    cached.staged !== staged ||
     !sameNames(cached.toolNames, toolNames) ||
     cached.maxToolCalls !== maxToolCalls ||
     cached.maxOutputBytes !== maxOutputBytes ||
     cached.maxArgumentBytes !== maxArgumentBytes
   ) {
-    const head = JSON.stringify({ toolNames, maxToolCalls, maxOutputBytes, maxArgumentBytes } satisfies Omit<PreludeRunConfig, "seed" | "clockStart">);
-    cached = { toolNames: [...toolNames], maxToolCalls, maxOutputBytes, maxArgumentBytes, head: head.slice(0, -1) };
+    const head = JSON.stringify({ ...names, maxToolCalls, maxOutputBytes, maxArgumentBytes } satisfies Omit<PreludeRunConfig, "seed" | "clockStart">);
+    cached = { toolNames: [...toolNames], staged, maxToolCalls, maxOutputBytes, maxArgumentBytes, head: head.slice(0, -1) };
     configCache = cached;
   }
   // A finite number's JSON is its string form.
   return `${cached.head},"seed":${seed},"clockStart":${clockStart}}`;
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 function flushResults(run: ActiveRun): void {

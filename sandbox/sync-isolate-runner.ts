@@ -52,6 +52,7 @@ import {
   killOutcome,
   releaseContext,
   ResultQueue,
+  sameNames,
   type ResolveArgs,
   sandboxFailure,
   ScriptCache,
@@ -103,6 +104,8 @@ export class SyncIsolateRunner implements PooledRunner {
   readonly #send: ivm.Callback;
   #active: SyncRun | undefined;
   #prepared: PreparedContext | undefined;
+  /** The tool names of the last run: the next context is prepared with them staged. */
+  #lastToolNames: readonly string[] | undefined;
   #heapBytes = 0;
   #runs = 0;
   #busy = false;
@@ -163,9 +166,13 @@ export class SyncIsolateRunner implements PooledRunner {
     const context = this.#isolate.createContextSync();
     try {
       context.global.setSync(BRIDGE_GLOBALS.send, this.#send);
+      // The last run's tools: the prelude builds their `tools` object as it loads, after a run,
+      // off the critical path of the next one with the same names.
+      const stagedTools = this.#lastToolNames;
+      if (stagedTools !== undefined) context.global.setSync(BRIDGE_GLOBALS.tools, JSON.stringify(stagedTools));
       const bridge = this.#prelude.runSync(context, { reference: true }) as ivm.Reference<Bridge>;
       if (bridge.typeof !== "function") throw new Error("the prelude did not hand over its bridge");
-      return { context, bridge };
+      return stagedTools === undefined ? { context, bridge } : { context, bridge, stagedTools };
     } catch (error) {
       context.release();
       throw error;
@@ -196,6 +203,7 @@ export class SyncIsolateRunner implements PooledRunner {
       if (!(script instanceof ivm.Script)) {
         return { status: "error", error: script, wallMs: 0, cpuMs: 0, heapBytes: this.#heapBytes };
       }
+      if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = [...request.toolNames];
       const run = new SyncRun(this.#isolate, prepared, request, this.#watch);
       this.#active = run;
       const outcome = await run.start(script);
@@ -263,8 +271,9 @@ class SyncRun {
       this.#abortHook = new AbortHook(this);
       request.signal.addEventListener("abort", this.#abortHook, { once: true });
     }
+    const staged = prepared.stagedTools !== undefined && sameNames(prepared.stagedTools, request.toolNames);
     const config: PreludeRunConfig = {
-      toolNames: request.toolNames,
+      ...(staged ? {} : { toolNames: request.toolNames }),
       maxToolCalls: request.maxToolCalls,
       seed: request.seed,
       clockStart: request.clockStart,

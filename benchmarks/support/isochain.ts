@@ -96,10 +96,22 @@ export async function defineBenchTools(): Promise<unknown[]> {
   ];
 }
 
-/** A Toolbox of {@link defineBenchTools}. */
-export async function createToolbox(): Promise<unknown> {
+/**
+ * A Toolbox of {@link defineBenchTools}, plus `extraTools` more (`tool_1` ... with a one-field
+ * schema, as a real toolbox has dozens): a chain pays per run for every tool its script can call.
+ */
+export async function createToolbox(extraTools = 0): Promise<unknown> {
   const Toolbox = await importClass<unknown>("src/toolbox/toolbox.ts", "Toolbox");
-  return new (Toolbox as unknown as new (tools: unknown[]) => unknown)(await defineBenchTools());
+  const defineTool = (await importExport("src/toolbox/define-tool.ts", "defineTool")) as (definition: unknown) => unknown;
+  const extra = Array.from({ length: extraTools }, (_, i) =>
+    defineTool({
+      name: `tool_${i + 1}`,
+      description: `Bench tool ${i + 1}: returns its arguments.`,
+      inputSchema: { type: "object", properties: { id: { type: "string" } } },
+      execute: (args: unknown) => args,
+    }),
+  );
+  return new (Toolbox as unknown as new (tools: unknown[]) => unknown)([...(await defineBenchTools()), ...extra]);
 }
 
 /** A fresh `MemoryBlobStore`. */
@@ -119,6 +131,8 @@ export interface CreateChainOptions {
   readonly driver?: "in-process" | "process" | "sync-drive";
   /** The policy's `maxInlineResultBytes`. @defaultValue the runtime's default */
   readonly maxInlineResultBytes?: number;
+  /** Tools beyond `echo` and `big` (see {@link createToolbox}). @defaultValue 0 */
+  readonly extraTools?: number;
 }
 
 /**
@@ -128,7 +142,7 @@ export interface CreateChainOptions {
 export async function createChain(options: CreateChainOptions = {}): Promise<ChainLike> {
   const ToolChainTool = await importClass<ChainLike>("src/chain/tool-chain-tool.ts", "ToolChainTool");
   const chain = new (ToolChainTool as unknown as new (options: unknown) => ChainLike)({
-    toolbox: await createToolbox(),
+    toolbox: await createToolbox(options.extraTools),
     policy: { maxToolCalls: 100, ...(options.maxInlineResultBytes === undefined ? {} : { maxInlineResultBytes: options.maxInlineResultBytes }) },
     blobStore: await createBlobStore(),
     driver: options.driver === "sync-drive" ? await createSyncDriveDriver() : (options.driver ?? "in-process"),

@@ -29,6 +29,8 @@ export interface ScriptScenarioOptions {
   readonly warm?: boolean;
   /** The isochain sandbox driver ({@link isochainScenario} only; see `CreateChainOptions.driver`). @defaultValue `"in-process"` */
   readonly driver?: "in-process" | "process" | "sync-drive";
+  /** Tools beyond `echo` and `big` in the chain's toolbox ({@link isochainScenario} only). @defaultValue 0 */
+  readonly extraTools?: number;
   /** Keep results up to 2 MiB inline instead of offloading them ({@link isochainScenario} only). @defaultValue false */
   readonly inlineResults?: boolean;
   /**
@@ -103,6 +105,7 @@ export function isochainScenario(options: ScriptScenarioOptions): Scenario {
       chain = await createChain({
         ...(options.driver === undefined ? {} : { driver: options.driver }),
         ...(options.inlineResults === true ? { maxInlineResultBytes: 2 * 1024 * 1024 } : {}),
+        ...(options.extraTools === undefined ? {} : { extraTools: options.extraTools }),
       });
       await checkRun(chain, next(), options.expected);
     },

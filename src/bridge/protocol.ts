@@ -167,8 +167,11 @@ export interface VersionedFrame {
 
 /** What the prelude receives at the start of a run, as JSON text. */
 export interface PreludeRunConfig {
-  /** Names installed on `tools`. */
-  readonly toolNames: readonly string[];
+  /**
+   * Names installed on `tools`. Absent: the names staged in `BRIDGE_GLOBALS.tools` when the
+   * context was prepared (the host leaves them out only when it staged the same names).
+   */
+  readonly toolNames?: readonly string[];
   /** `budget.total`. */
   readonly maxToolCalls: number;
   /** Seed of `Math.random`. */
@@ -203,6 +206,12 @@ export const BRIDGE_GLOBALS = Object.freeze({
   bridge: "__isochain_bridge",
   /** prelude function the compiled script calls once, which then deletes itself: `start(fn)`. */
   start: "__isochain_start",
+  /**
+   * optional: a JSON array of tool names, set before the prelude runs, which captures and
+   * deletes it and builds their `tools` object then, off the run's critical path (see
+   * {@link PreludeRunConfig.toolNames}).
+   */
+  tools: "__isochain_tools",
 } as const);
 
 /**

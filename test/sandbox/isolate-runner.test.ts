@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import type { PooledRunner } from "../../sandbox/isolate-common.ts";
 import { IsolateRunner, type IsolateRunRequest } from "../../sandbox/isolate-runner.ts";
+import { getPreludeSource } from "../../sandbox/prelude-bundle.ts";
 import { SyncIsolateRunner } from "../../sandbox/sync-isolate-runner.ts";
+import { BRIDGE_GLOBALS } from "../../src/bridge/protocol.ts";
 import { chainScript } from "../contracts/sandbox-driver.contract.ts";
 
 const request = (body: string, overrides: Partial<IsolateRunRequest> = {}): IsolateRunRequest => ({
@@ -21,6 +23,57 @@ const runners: [string, () => PooledRunner][] = [
   ["IsolateRunner", () => new IsolateRunner({ memoryLimitMb: 32 })],
   ["SyncIsolateRunner", () => new SyncIsolateRunner({ memoryLimitMb: 32 })],
 ];
+
+/**
+ * A prelude that first notes whether the host staged tool names on the global (as the real
+ * prelude finds them, before it takes them off), for the script to read back.
+ */
+const notingPrelude = (): string => `globalThis.__staged = typeof globalThis.${BRIDGE_GLOBALS.tools};\n${getPreludeSource()}`;
+
+const notingRunners: [string, () => PooledRunner][] = [
+  ["IsolateRunner", () => new IsolateRunner({ memoryLimitMb: 32, preludeSource: notingPrelude() })],
+  ["SyncIsolateRunner", () => new SyncIsolateRunner({ memoryLimitMb: 32, preludeSource: notingPrelude() })],
+];
+
+describe.each(notingRunners)("%s, tools staged while the next context is prepared", (_name, create) => {
+  const runner = create();
+  afterAll(() => runner.dispose());
+  const body = `return { staged: __staged, tools: Object.keys(tools), leaked: typeof ${BRIDGE_GLOBALS.tools}, echo: (await tools.echo({ n: 1 })).status };`;
+  const run = async (toolNames: string[]): Promise<unknown> => {
+    const outcome = await runner.run(request(body, { toolNames }));
+    await runner.prepare();
+    return JSON.parse(outcome.returnJson ?? "null");
+  };
+
+  it("builds the last run's tools as the next context is prepared, and builds them afresh for other names", async () => {
+    // The first context knows no names yet.
+    expect(await run(["echo", "lookup"])).toEqual({ staged: "undefined", tools: ["echo", "lookup"], leaked: "undefined", echo: "ok" });
+    // The next one has them staged, and the script cannot see what was staged.
+    expect(await run(["echo", "lookup"])).toEqual({ staged: "string", tools: ["echo", "lookup"], leaked: "undefined", echo: "ok" });
+    // Staged with the last names, run with others: the run's own names win.
+    expect(await run(["echo", "search"])).toEqual({ staged: "string", tools: ["echo", "search"], leaked: "undefined", echo: "ok" });
+    expect(await run(["echo", "search"])).toEqual({ staged: "string", tools: ["echo", "search"], leaked: "undefined", echo: "ok" });
+  });
+});
+
+describe.each([
+  ["IsolateRunner", (preludeSource: string) => new IsolateRunner({ memoryLimitMb: 32, preludeSource })],
+  ["SyncIsolateRunner", (preludeSource: string) => new SyncIsolateRunner({ memoryLimitMb: 32, preludeSource })],
+] as const)("%s, staged tools lost on the way", (_name, create) => {
+  it("ends the run with a SandboxError naming the missing tools, not a crash", async () => {
+    // A prelude that never sees the staged names, while the host believes it does.
+    const runner = create(`delete globalThis.${BRIDGE_GLOBALS.tools};\n${getPreludeSource()}`);
+    try {
+      expect((await runner.run(request("return 1;"))).status).toBe("ok");
+      await runner.prepare();
+      const outcome = await runner.run(request("return 1;"));
+      expect(outcome.status).toBe("error");
+      expect(outcome.error).toMatchObject({ name: "SandboxError", message: expect.stringContaining("staged tools") });
+    } finally {
+      runner.dispose();
+    }
+  });
+});
 
 describe.each(runners)("%s", (_name, create) => {
   const runner = create();
