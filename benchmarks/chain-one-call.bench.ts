@@ -1,7 +1,8 @@
 /**
  * One warm chain with one tool call: `return (await tools.echo({ n: 1 })).status;`.
  * Target (isochain, in-process driver): median <= 0.25 ms. Also with a toolbox of 50 tools,
- * against the same chain with 2 (the ratio is what a larger toolbox costs a run).
+ * against the same chain with 2 (the ratio is what a larger toolbox costs a run), and traced,
+ * with 2 and 50 tools.
  * @module
  */
 import type { BenchFile } from "./harness.ts";
@@ -31,6 +32,27 @@ export default {
       baseline: "isochain/one-call",
       description: `ToolChainTool.run, in-process driver, warm pool, a toolbox of ${MANY_TOOLS}: one-call`,
       extraTools: MANY_TOOLS - 2,
+    }),
+    // Traced (a MemoryTraceStore: the events encoded as a file store writes them, no disk), with
+    // 2 and with 50 tools: what a trace costs a run, and that it does not grow with the toolbox.
+    isochainScenario({
+      name: "isochain/one-call-traced",
+      group: CHAIN_GROUP,
+      script: SCRIPTS.oneCall,
+      expected: "ok",
+      baseline: "isochain/one-call",
+      description: "ToolChainTool.run, in-process driver, warm pool, every chain traced into a MemoryTraceStore: one-call",
+      traced: true,
+    }),
+    isochainScenario({
+      name: `isochain/one-call-traced-${MANY_TOOLS}-tools`,
+      group: CHAIN_GROUP,
+      script: SCRIPTS.oneCall,
+      expected: "ok",
+      baseline: "isochain/one-call-traced",
+      description: `ToolChainTool.run, in-process driver, warm pool, traced, a toolbox of ${MANY_TOOLS}: one-call`,
+      extraTools: MANY_TOOLS - 2,
+      traced: true,
     }),
   ],
 } satisfies BenchFile;

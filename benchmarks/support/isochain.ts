@@ -133,6 +133,11 @@ export interface CreateChainOptions {
   readonly maxInlineResultBytes?: number;
   /** Tools beyond `echo` and `big` (see {@link createToolbox}). @defaultValue 0 */
   readonly extraTools?: number;
+  /**
+   * Trace every chain into a `MemoryTraceStore`; `warm()` then also drops the traces made so
+   * far (untimed), so the store does not grow through the run. @defaultValue false
+   */
+  readonly traced?: boolean;
 }
 
 /**
@@ -141,7 +146,13 @@ export interface CreateChainOptions {
  */
 export async function createChain(options: CreateChainOptions = {}): Promise<ChainLike> {
   const ToolChainTool = await importClass<ChainLike>("src/chain/tool-chain-tool.ts", "ToolChainTool");
+  let traceStore: { prune(options: { keep: number }): Promise<unknown> } | undefined;
+  if (options.traced === true) {
+    const MemoryTraceStore = await importClass<unknown>("src/trace/memory-trace-store.ts", "MemoryTraceStore");
+    traceStore = new (MemoryTraceStore as unknown as new () => { prune(options: { keep: number }): Promise<unknown> })();
+  }
   const chain = new (ToolChainTool as unknown as new (options: unknown) => ChainLike)({
+    ...(traceStore === undefined ? {} : { traceStore }),
     toolbox: await createToolbox(options.extraTools),
     policy: { maxToolCalls: 100, ...(options.maxInlineResultBytes === undefined ? {} : { maxInlineResultBytes: options.maxInlineResultBytes }) },
     blobStore: await createBlobStore(),
@@ -149,7 +160,16 @@ export async function createChain(options: CreateChainOptions = {}): Promise<Cha
     ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
   });
   await chain.warm();
-  return chain;
+  if (traceStore === undefined) return chain;
+  const store = traceStore;
+  return {
+    run: (code) => chain.run(code),
+    warm: async () => {
+      await store.prune({ keep: 0 });
+      await chain.warm();
+    },
+    close: () => chain.close(),
+  };
 }
 
 /**

@@ -31,6 +31,8 @@ export interface ScriptScenarioOptions {
   readonly driver?: "in-process" | "process" | "sync-drive";
   /** Tools beyond `echo` and `big` in the chain's toolbox ({@link isochainScenario} only). @defaultValue 0 */
   readonly extraTools?: number;
+  /** Trace every chain into a `MemoryTraceStore` ({@link isochainScenario} only). @defaultValue false */
+  readonly traced?: boolean;
   /** Keep results up to 2 MiB inline instead of offloading them ({@link isochainScenario} only). @defaultValue false */
   readonly inlineResults?: boolean;
   /**
@@ -106,6 +108,7 @@ export function isochainScenario(options: ScriptScenarioOptions): Scenario {
         ...(options.driver === undefined ? {} : { driver: options.driver }),
         ...(options.inlineResults === true ? { maxInlineResultBytes: 2 * 1024 * 1024 } : {}),
         ...(options.extraTools === undefined ? {} : { extraTools: options.extraTools }),
+        ...(options.traced === true ? { traced: true } : {}),
       });
       await checkRun(chain, next(), options.expected);
     },

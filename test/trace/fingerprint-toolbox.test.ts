@@ -35,6 +35,41 @@ describe("fingerprintToolbox", () => {
     expect(fingerprintToolbox([tool("a", { risk: "high" })]).digest).not.toBe(base);
   });
 
+  it("follows the same tool object when its description, schema or risk is replaced (digests are kept per tool)", () => {
+    const a = tool("a");
+    const fresh = (): string => fingerprintToolbox([tool("a", { ...a })]).digest;
+    const first = fingerprintToolbox([a]).digest;
+    expect(fingerprintToolbox([a]).digest).toBe(first);
+    const mutable = a as { -readonly [K in keyof Tool]: Tool[K] };
+    mutable.inputSchema = { type: "object", properties: { other: { type: "number" } } };
+    expect(fingerprintToolbox([a]).digest).not.toBe(first);
+    expect(fingerprintToolbox([a]).digest).toBe(fresh());
+    mutable.description = "changed";
+    expect(fingerprintToolbox([a]).digest).toBe(fresh());
+    mutable.outputSchema = { type: "string" };
+    expect(fingerprintToolbox([a]).digest).toBe(fresh());
+    mutable.risk = "high";
+    expect(fingerprintToolbox([a]).digest).toBe(fresh());
+  });
+
+  it("returns new objects each call, so a caller that changes one changes no other fingerprint", () => {
+    const tools = [tool("a"), tool("b")];
+    const first = fingerprintToolbox(tools);
+    (first.tools as unknown as { name: string }[])[0]!.name = "changed";
+    const second = fingerprintToolbox(tools);
+    expect(second.tools.map((entry) => entry.name)).toEqual(["a", "b"]);
+    expect(second.digest).toBe(digestJson(second.tools));
+  });
+
+  it("gives a digest that names its list exactly, whatever the names hold", () => {
+    // Field boundaries shifted between name and risk must not reuse the other list's digest.
+    const one = fingerprintToolbox([tool("a1:b", { risk: "high" })]);
+    const two = fingerprintToolbox([tool("a", { risk: "high" })]);
+    expect(one.digest).toBe(digestJson(one.tools));
+    expect(two.digest).toBe(digestJson(two.tools));
+    expect(one.digest).not.toBe(two.digest);
+  });
+
   it("leaves out hosted and provider-defined tools, which a chain cannot call", () => {
     const hosted: AnyTool = { name: "web_search", description: "hosted", providerSpecs: { openai: { type: "web_search" } } };
     const providerDefined: AnyTool = {
