@@ -19,8 +19,9 @@
  *   `Promise.prototype.then` cannot change what the host receives or lose its results. (A
  *   setter at an index of `Array.prototype` still sees the call queue: what it adds is a call
  *   like any other to the host, which dispatches each call index once, in increasing order.)
- * - The host's `send` callback and the `start` entry point are removed from `globalThis` before
- *   script code runs, and the bridge function (the host's way in: configure, resolve, probe) is
+ * - The host's `send` callback, the tool names it staged for this context (whose `tools` object
+ *   is built as the prelude loads) and the `start` entry point are removed from `globalThis`
+ *   before script code runs, and the bridge function (the host's way in: configure, resolve, probe) is
  *   the completion value of this script, never a global: the script can reach none of them.
  * - `callIndex` is assigned in program order to every call, refused ones included: a call whose
  *   arguments are refused here still crosses (with `refusal` set and `argsJson` `"{}"`), takes a
