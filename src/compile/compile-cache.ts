@@ -1,12 +1,16 @@
 /**
- * A bounded LRU of compile results keyed by the script's source text itself.
+ * A bounded cache of compile results keyed by the script's source text itself, evicting in
+ * second-chance (CLOCK) order, an approximation of least recently used.
  *
  * Keying by the string (not by its sha256) makes a hit one `Map` lookup: V8 hashes the
- * string once (about 2 µs for 2 KB, less than sha256) and compares it on a hit. A hit changes
- * nothing but a counter on its entry: moving the entry to the end of the `Map` (delete + set)
- * made V8 rehash the long-lived table every few hits, and the new tables outlived young
- * collections (~150 bytes promoted per chain, which grows V8's young generation over a long
- * run). Eviction, on a store past the bounds only, takes the least recently used by a scan.
+ * string once (about 2 µs for 2 KB, less than sha256) and compares it on a hit. A hit only
+ * marks its entry: moving the entry to the end of the `Map` (delete + set) on every hit made V8
+ * rehash the long-lived table every few hits, and the new tables outlived young collections
+ * (~150 bytes promoted per chain, which grows V8's young generation over a long run). Eviction,
+ * on a store past the bounds only, walks the `Map` from its oldest store: an entry read since it
+ * was stored moves to the end, unmarked (its second chance), and the first unread one goes. A
+ * full scan for the least recently used entry cost every miss ~7 µs once the cache was full
+ * (256 entries), which a model writing a new script per chain hits on every chain.
  * Bounded both by entries and by text size (UTF-16 code units of source plus code, counted as 2
  * bytes each); an entry larger than a quarter of the byte cap is not kept.
  * @module
@@ -29,17 +33,16 @@ export interface CompileCacheOptions {
 interface Entry<T> {
   readonly value: T;
   readonly bytes: number;
-  /** The cache's clock when the entry was last stored or read. */
-  used: number;
+  /** Read since it was stored (or since its last second chance). */
+  read: boolean;
 }
 
-/** LRU cache from script source to a compile result. */
+/** Bounded cache from script source to a compile result (second-chance eviction). */
 export class CompileCache<T = unknown> {
   readonly maxEntries: number;
   readonly maxBytes: number;
   #entries = new Map<string, Entry<T>>();
   #bytes = 0;
-  #clock = 0;
 
   constructor(options: CompileCacheOptions = {}) {
     this.maxEntries = Math.max(1, Math.trunc(options.maxEntries ?? 256));
@@ -56,11 +59,11 @@ export class CompileCache<T = unknown> {
     return this.#bytes;
   }
 
-  /** The value for `source`, marking it most recently used; `undefined` on a miss. */
+  /** The value for `source`, marking it read (see the eviction order); `undefined` on a miss. */
   get(source: string): T | undefined {
     const entry = this.#entries.get(source);
     if (entry === undefined) return undefined;
-    entry.used = ++this.#clock;
+    entry.read = true;
     return entry.value;
   }
 
@@ -73,24 +76,26 @@ export class CompileCache<T = unknown> {
       this.#bytes -= previous.bytes;
     }
     if (bytes > this.maxBytes / 4) return;
-    this.#entries.set(source, { value, bytes, used: ++this.#clock });
+    this.#entries.set(source, { value, bytes, read: false });
     this.#bytes += bytes;
     while (this.#entries.size > this.maxEntries || this.#bytes > this.maxBytes) this.#evictLeastRecent();
   }
 
-  /** Drops the entry read or stored longest ago. */
+  /**
+   * Drops one entry: the oldest stored that was not read since, giving each read one it passes
+   * a second chance at the end of the order. Ends, since a moved entry is unmarked.
+   */
   #evictLeastRecent(): void {
-    let oldestKey: string | undefined;
-    let oldest: Entry<T> | undefined;
     for (const [key, entry] of this.#entries) {
-      if (oldest === undefined || entry.used < oldest.used) {
-        oldestKey = key;
-        oldest = entry;
+      this.#entries.delete(key);
+      if (entry.read) {
+        entry.read = false;
+        this.#entries.set(key, entry);
+        continue;
       }
+      this.#bytes -= entry.bytes;
+      return;
     }
-    if (oldestKey === undefined || oldest === undefined) return;
-    this.#entries.delete(oldestKey);
-    this.#bytes -= oldest.bytes;
   }
 
   /** Drops every entry. */

@@ -35,7 +35,7 @@
  * columns, CRLF counted as one line break); both paths give the same semantics, since the
  * strip path only blanks erasable TypeScript and esbuild at target node24 lowers nothing V8
  * of Node 24 runs natively (async/await, `using` included). Results, failures included, are
- * cached by source text (LRU), and a hit returns the very same object.
+ * cached by source text (bounded, second-chance eviction), and a hit returns the very same object.
  * @module
  */
 import * as module from "node:module";

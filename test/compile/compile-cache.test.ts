@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CompileCache } from "../../src/compile/index.ts";
 
 describe("CompileCache", () => {
-  it("evicts the least recently used entry past maxEntries", () => {
+  it("evicts past maxEntries, keeping the entry read since it was stored", () => {
     const cache = new CompileCache<number>({ maxEntries: 2 });
     cache.set("a", 1);
     cache.set("b", 2);
@@ -12,6 +12,22 @@ describe("CompileCache", () => {
     expect(cache.get("a")).toBe(1);
     expect(cache.get("c")).toBe(3);
     expect(cache.size).toBe(2);
+  });
+
+  it("gives an entry read since it was stored a second chance, and evicts the oldest unread one", () => {
+    const cache = new CompileCache<number>({ maxEntries: 3 });
+    cache.set("a", 1);
+    cache.set("b", 2);
+    cache.set("c", 3);
+    expect(cache.get("a")).toBe(1);
+    cache.set("d", 4); // a was read: it moves behind d; b, the oldest unread, goes
+    expect(cache.get("b")).toBeUndefined();
+    cache.set("e", 5); // c goes (unread); the order is now d, a, e
+    expect(cache.get("c")).toBeUndefined();
+    cache.set("f", 6); // d, stored before a's second chance and unread, goes (LRU would take a)
+    expect(cache.get("d")).toBeUndefined();
+    expect([cache.get("a"), cache.get("e"), cache.get("f")]).toEqual([1, 5, 6]);
+    expect(cache.size).toBe(3);
   });
 
   it("evicts past maxBytes, counting source and compiled text", () => {
