@@ -427,13 +427,22 @@ function bridge(op: unknown, a?: unknown, b?: unknown, c?: unknown): unknown {
 /** The `tools` object built while the context was prepared (see `BRIDGE_GLOBALS.tools`), until the start takes it. */
 let stagedTools: Readonly<Record<string, (args?: unknown) => Promise<unknown>>> | undefined;
 
-/** Builds the `tools` object of the names the host staged, if it staged any. */
+/**
+ * Builds the `tools` object of the names the host staged, if it staged any. Never throws: a list
+ * it cannot build (the host stages only distinct strings) leaves nothing staged, and a run
+ * configured for staged tools then fails with a `SandboxError` instead of the context failing
+ * to load.
+ */
 function stageTools(namesJson: unknown): void {
   if (typeof namesJson !== "string") return;
-  const names = jsonParse(namesJson) as unknown;
-  if (!isArray(names)) return;
-  for (const name of names) if (typeof name !== "string") return;
-  stagedTools = buildTools(names as string[]);
+  try {
+    const names = jsonParse(namesJson) as unknown;
+    if (!isArray(names)) return;
+    for (const name of names) if (typeof name !== "string") return;
+    stagedTools = buildTools(names as string[]);
+  } catch {
+    stagedTools = undefined;
+  }
 }
 
 function buildTools(names: readonly string[]): Readonly<Record<string, (args?: unknown) => Promise<unknown>>> {

@@ -424,7 +424,6 @@ function isSerialized(result: InvocationResult | SerializedToolResult): result i
   return typeof result === "object" && result !== null && !("status" in result) && typeof (result as SerializedToolResult).resultJson === "string";
 }
 
-/** Drops every host handle into a finished context so the isolate can collect it. */
 /** True when `a` holds the same names as `b`, in the same order (`a` undefined: false). */
 export function sameNames(a: readonly string[] | undefined, b: readonly string[]): boolean {
   if (a === undefined || a.length !== b.length) return false;
@@ -432,6 +431,22 @@ export function sameNames(a: readonly string[] | undefined, b: readonly string[]
   return true;
 }
 
+/**
+ * The names to stage for the next context (see `BRIDGE_GLOBALS.tools`): a copy of `names` when
+ * the prelude can build their `tools` object, that is when they are distinct strings; else
+ * `undefined` (nothing is staged, and a run configures its names as it always could). A list the
+ * prelude refused would leave every later run of the isolate configured for tools never built.
+ */
+export function stageableToolNames(names: readonly unknown[]): readonly string[] | undefined {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (typeof name !== "string" || seen.has(name)) return undefined;
+    seen.add(name);
+  }
+  return [...seen];
+}
+
+/** Drops every host handle into a finished context so the isolate can collect it. */
 export function releaseContext(prepared: PreparedContext): void {
   for (const handle of [prepared.bridge, prepared.context]) {
     try {

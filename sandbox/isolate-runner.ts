@@ -73,6 +73,7 @@ import {
   releaseContext,
   ResultQueue,
   sameNames,
+  stageableToolNames,
   sandboxFailure,
   ScriptCache,
   settledFromDone,
@@ -229,7 +230,7 @@ export class IsolateRunner implements PooledRunner {
         // script, interleaved A/B); one that comes back is compiled into the cache, then run.
         let script: ivm.Script | SandboxError | undefined = this.#scripts.get(request);
         if (script === undefined && this.#scripts.seenBefore(request)) script = await this.#scripts.compile(request);
-        if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = [...request.toolNames];
+        if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = stageableToolNames(request.toolNames);
         if (script === undefined || script instanceof ivm.Script) {
           const active = new ActiveRun(this.#owner, prepared, request);
           this.#active = active;

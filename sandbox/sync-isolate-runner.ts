@@ -53,6 +53,7 @@ import {
   releaseContext,
   ResultQueue,
   sameNames,
+  stageableToolNames,
   type ResolveArgs,
   sandboxFailure,
   ScriptCache,
@@ -203,7 +204,7 @@ export class SyncIsolateRunner implements PooledRunner {
       if (!(script instanceof ivm.Script)) {
         return { status: "error", error: script, wallMs: 0, cpuMs: 0, heapBytes: this.#heapBytes };
       }
-      if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = [...request.toolNames];
+      if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = stageableToolNames(request.toolNames);
       const run = new SyncRun(this.#isolate, prepared, request, this.#watch);
       this.#active = run;
       const outcome = await run.start(script);

@@ -45,6 +45,24 @@ describe.each(notingRunners)("%s, tools staged while the next context is prepare
     return JSON.parse(outcome.returnJson ?? "null");
   };
 
+  it("stages nothing for names the prelude could not build, so the runs after them still run", async () => {
+    const own = create();
+    afterAll(() => own.dispose());
+    const body2 = "return Object.keys(tools);";
+    const runOf = async (toolNames: unknown[]): Promise<{ status: string; value: unknown }> => {
+      const outcome = await own.run(request(body2, { toolNames: toolNames as string[] }));
+      await own.prepare();
+      return { status: outcome.status, value: JSON.parse(outcome.returnJson ?? "null") };
+    };
+    // A duplicate name cannot be defined twice on the tools object; nor can a number be staged.
+    await runOf(["a", "a"]);
+    expect(await runOf(["b"])).toEqual({ status: "ok", value: ["b"] });
+    await runOf([1, 2]);
+    expect(await runOf([1, 2])).toMatchObject({ status: "ok" });
+    expect(await runOf(["c"])).toEqual({ status: "ok", value: ["c"] });
+    expect(own.isDisposed).toBe(false);
+  });
+
   it("builds the last run's tools as the next context is prepared, and builds them afresh for other names", async () => {
     // The first context knows no names yet.
     expect(await run(["echo", "lookup"])).toEqual({ staged: "undefined", tools: ["echo", "lookup"], leaked: "undefined", echo: "ok" });
