@@ -7,10 +7,11 @@
  * marks its entry: moving the entry to the end of the `Map` (delete + set) on every hit made V8
  * rehash the long-lived table every few hits, and the new tables outlived young collections
  * (~150 bytes promoted per chain, which grows V8's young generation over a long run). Eviction,
- * on a store past the bounds only, walks the `Map` from its oldest store: an entry read since it
- * was stored moves to the end, unmarked (its second chance), and the first unread one goes. A
- * full scan for the least recently used entry cost every miss ~7 µs once the cache was full
- * (256 entries), which a model writing a new script per chain hits on every chain.
+ * before a store that would pass the bounds, walks the `Map` from its oldest store: an entry
+ * read since it was stored moves to the end, unmarked (its second chance), and the first unread
+ * one goes. Each read buys at most one such move, so eviction costs O(1) amortised over the
+ * reads. A full scan for the least recently used entry cost every miss ~7 µs once the cache was
+ * full (256 entries), which a model writing a new script per chain hits on every chain.
  * Bounded both by entries and by text size (UTF-16 code units of source plus code, counted as 2
  * bytes each); an entry larger than a quarter of the byte cap is not kept.
  * @module
@@ -76,9 +77,11 @@ export class CompileCache<T = unknown> {
       this.#bytes -= previous.bytes;
     }
     if (bytes > this.maxBytes / 4) return;
+    // Room first, then the store: the new entry is never the one evicted (were every older entry
+    // read, they would all pass it on their second chance).
+    while (this.#entries.size > 0 && (this.#entries.size + 1 > this.maxEntries || this.#bytes + bytes > this.maxBytes)) this.#evictLeastRecent();
     this.#entries.set(source, { value, bytes, read: false });
     this.#bytes += bytes;
-    while (this.#entries.size > this.maxEntries || this.#bytes > this.maxBytes) this.#evictLeastRecent();
   }
 
   /**

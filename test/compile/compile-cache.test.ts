@@ -20,14 +20,34 @@ describe("CompileCache", () => {
     cache.set("b", 2);
     cache.set("c", 3);
     expect(cache.get("a")).toBe(1);
-    cache.set("d", 4); // a was read: it moves behind d; b, the oldest unread, goes
+    cache.set("d", 4); // a was read: it moves to the end; b, the oldest unread, goes
     expect(cache.get("b")).toBeUndefined();
-    cache.set("e", 5); // c goes (unread); the order is now d, a, e
-    expect(cache.get("c")).toBeUndefined();
-    cache.set("f", 6); // d, stored before a's second chance and unread, goes (LRU would take a)
-    expect(cache.get("d")).toBeUndefined();
-    expect([cache.get("a"), cache.get("e"), cache.get("f")]).toEqual([1, 5, 6]);
+    expect([cache.get("a"), cache.get("c"), cache.get("d")]).toEqual([1, 3, 4]);
+    // Second chance, not least recently used: b2 is read before a2, yet a2 goes, because each
+    // read entry passes once, in the order they were stored.
+    const clock = new CompileCache<number>({ maxEntries: 2 });
+    clock.set("a2", 1);
+    clock.set("b2", 2);
+    clock.get("b2");
+    clock.get("a2");
+    clock.set("c2", 3);
+    expect([clock.get("a2"), clock.get("b2"), clock.get("c2")]).toEqual([undefined, 2, 3]);
+  });
+
+  it("keeps the entry just stored even when every older one was read", () => {
+    const cache = new CompileCache<number>({ maxEntries: 3 });
+    for (const key of ["a", "b", "c"]) cache.set(key, 1);
+    for (const key of ["a", "b", "c"]) cache.get(key);
+    cache.set("d", 4);
+    expect(cache.get("d")).toBe(4);
     expect(cache.size).toBe(3);
+    // The same under the byte bound.
+    const bytes = new CompileCache<number>({ maxBytes: 4096 });
+    for (const key of ["a", "b", "c", "d"]) bytes.set(key.repeat(300), 1, 150); // 900 bytes each
+    for (const key of ["a", "b", "c", "d"]) bytes.get(key.repeat(300));
+    bytes.set("e".repeat(300), 5, 150);
+    expect(bytes.get("e".repeat(300))).toBe(5);
+    expect(bytes.bytes).toBeLessThanOrEqual(4096);
   });
 
   it("evicts past maxBytes, counting source and compiled text", () => {
