@@ -50,7 +50,9 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
  * });
  * ```
  *
- * Returns a new object (not frozen, so `brandChainTool` can mark it) with `risk` filled in.
+ * Returns a new object (not frozen, so `brandChainTool` can mark it) with `risk` filled in. Its
+ * schemas are read once per tool, by the invoker's argument validator and by trace
+ * fingerprints: change a tool by defining a new one, not by editing its schema objects in place.
  * Throws `ChainRuntimeError` `TOOL_INVALID` naming the field when the name does not match
  * `TOOL_NAME_PATTERN`, the description is not a string, `inputSchema` is not an object schema
  * of type "object" that the invoker's ajv setup compiles (draft-07; a `"strng"` type, a

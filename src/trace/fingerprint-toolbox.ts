@@ -12,9 +12,8 @@ interface CachedSchemaDigest {
 /**
  * Schema digests by tool object. A traced chain fingerprints its toolbox at every start, and
  * the canonical JSON and SHA-256 of every tool's schemas cost ~5 µs a tool (a 50-tool chain paid
- * ~240 µs a run, measured). A tool's schemas are fixed once it is defined (its argument
- * validator is compiled then too), so a digest is kept while the tool object and the
- * description and schema objects it was taken of stay the same.
+ * ~240 µs a run, measured). A digest is kept while the tool object and the description and
+ * schema objects it was taken of stay the same (see {@link fingerprintToolbox}).
  */
 const schemaDigests = new WeakMap<object, CachedSchemaDigest>();
 
@@ -36,9 +35,11 @@ function schemaDigestOf(tool: Tool<never, unknown>): string {
  * The {@link ToolboxFingerprint} of the tools a chain can call: the local tools among `tools`
  * (hosted and provider-defined tools never run from a chain, so they are left out). Each tool's
  * `schemaDigest` covers its description, input and output schemas; `risk` defaults to `"safe"`.
- * The same tools in any order give the same fingerprint. Pure: each call returns new objects.
- * (Digests are remembered per tool object, on the rule that a tool's schemas do not change in
- * place once it is defined.)
+ * The same tools in any order give the same fingerprint; each call returns new objects.
+ *
+ * A tool's `schemaDigest` is taken once per tool object and description and schema objects:
+ * like the invoker's argument validator (compiled once per tool), it does not follow a schema
+ * edited in place. Change a tool by defining a new one, or by giving it new schema objects.
  */
 export function fingerprintToolbox(tools: Iterable<AnyTool>): ToolboxFingerprint {
   const fingerprints: ToolFingerprint[] = [];
