@@ -383,7 +383,15 @@ function start(script: unknown): void {
   }
   random.reseed(config.seed);
   clock.start(config.clockStart, config.clockReplay);
-  if (!installTools(config.toolNames)) {
+  let installed: boolean;
+  try {
+    installed = installTools(config.toolNames);
+  } catch (error) {
+    // A name given twice cannot be defined twice on the frozen tools object.
+    fail({ name: "SandboxError", message: `the tools could not be installed (${describe(error)}); tool names must be distinct` });
+    return;
+  }
+  if (!installed) {
     fail({ name: "SandboxError", message: "the run was configured with staged tools, but none were staged" });
     return;
   }

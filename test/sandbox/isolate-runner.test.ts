@@ -54,8 +54,12 @@ describe.each(notingRunners)("%s, tools staged while the next context is prepare
       await own.prepare();
       return { status: outcome.status, value: JSON.parse(outcome.returnJson ?? "null") };
     };
-    // A duplicate name cannot be defined twice on the tools object; nor can a number be staged.
-    await runOf(["a", "a"]);
+    // A duplicate name cannot be defined twice on the tools object: the run says so, clearly.
+    const duplicate = await own.run(request(body2, { toolNames: ["a", "a"] }));
+    await own.prepare();
+    expect(duplicate.status).toBe("error");
+    expect(duplicate.error).toMatchObject({ name: "SandboxError", message: expect.stringContaining("tool names must be distinct") });
+    // Nor is such a list, or a list of numbers, staged for the next context.
     expect(await runOf(["b"])).toEqual({ status: "ok", value: ["b"] });
     await runOf([1, 2]);
     expect(await runOf([1, 2])).toMatchObject({ status: "ok" });
