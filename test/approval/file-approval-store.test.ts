@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_APPROVAL_DIR, FileApprovalStore } from "../../src/approval/file-approval-store.ts";
 import { makeApprovalRequest, runApprovalStoreContract } from "../contracts/approval-store.contract.ts";
 import { expectCode } from "../contracts/blob-store.contract.ts";
-import { requeueInAnotherProcess } from "./requeue-in-another-process.ts";
+import { storeRequeuedDuringFirstDecide } from "./requeue-in-another-process.ts";
 
 const root = await mkdtemp(join(tmpdir(), "isochain-approvals-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -148,20 +148,13 @@ describe("FileApprovalStore", () => {
 
   it("does not apply a decide to the request queued again (by another process) while it ran", async () => {
     const dir = freshDir();
-    let requeued = 0;
-    const store = new FileApprovalStore({
-      dir,
-      // decide reads the clock after it has read the request and before it records the decision:
-      // right there, another process removes the id and queues it again with other args.
-      now: () => {
-        if ((requeued += 1) === 1) requeueInAnotherProcess(dir, makeApprovalRequest({ args: { amount: 1_000_000 } }));
-        return 1;
-      },
-    });
+    // decide reads the clock after it has read the request and before it records the decision:
+    // right there, another process removes the id and queues it again with other args.
+    const { store, clockReads } = storeRequeuedDuringFirstDecide(dir, makeApprovalRequest({ args: { amount: 1_000_000 } }));
     await store.putPending(makeApprovalRequest({ args: { amount: 1 } }));
     // The decide counts as made before the remove: it records nothing for the new request.
     await store.decide("req-1", "approved");
-    expect(requeued).toBe(1);
+    expect(clockReads()).toBe(1);
     expect((await store.get("req-1"))?.args).toEqual({ amount: 1_000_000 });
     expect(await store.getDecision("req-1")).toBeUndefined();
     expect((await store.listPending()).map((r) => r.args)).toEqual([{ amount: 1_000_000 }]);

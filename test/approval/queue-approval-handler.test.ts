@@ -8,7 +8,7 @@ import { MemoryApprovalStore } from "../../src/approval/memory-approval-store.ts
 import { DEFAULT_APPROVAL_POLL_INTERVAL_MS, QueueApprovalHandler } from "../../src/approval/queue-approval-handler.ts";
 import { makeApprovalRequest } from "../contracts/approval-store.contract.ts";
 import { expectCode } from "../contracts/blob-store.contract.ts";
-import { requeueInAnotherProcess } from "./requeue-in-another-process.ts";
+import { storeRequeuedDuringFirstDecide } from "./requeue-in-another-process.ts";
 
 const root = await mkdtemp(join(tmpdir(), "isochain-queue-"));
 afterAll(() => rm(root, { recursive: true, force: true }));
@@ -99,22 +99,15 @@ describe("QueueApprovalHandler", () => {
 
   it("does not answer a waiter with a decide that the store did not keep for the request now queued", async () => {
     const dir = freshDir();
-    let requeued = 0;
-    const store = new FileApprovalStore({
-      dir,
-      // decide reads the clock between reading the request and recording the decision: there,
-      // another process removes the id and queues it again with other args.
-      now: () => {
-        if ((requeued += 1) === 1) requeueInAnotherProcess(dir, makeApprovalRequest({ args: { amount: 1_000_000 } }));
-        return 1;
-      },
-    });
+    // decide reads the clock after it has read the request and before it records the decision:
+    // right there, another process removes the id and queues it again with other args.
+    const { store, clockReads } = storeRequeuedDuringFirstDecide(dir, makeApprovalRequest({ args: { amount: 1_000_000 } }));
     const handler = new QueueApprovalHandler({ store, pollIntervalMs: 60_000 });
     let outcome: string | undefined;
     const waiting = handler.request(makeApprovalRequest({ args: { amount: 1 } }), { signal: live() }).then((d) => (outcome = d));
     await until(async () => (await handler.pending()).length === 1);
     await handler.decide("req-1", "approved");
-    expect(requeued).toBe(1);
+    expect(clockReads()).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(outcome).toBeUndefined();
     expect(await handler.pending()).toEqual([makeApprovalRequest({ args: { amount: 1_000_000 } })]);

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { FileApprovalStore } from "../../src/approval/file-approval-store.ts";
 import type { ApprovalRequest } from "../../src/kernel/index.ts";
 
 /**
@@ -18,4 +19,21 @@ export function requeueInAnotherProcess(dir: string, request: ApprovalRequest): 
   execFileSync(process.execPath, ["--input-type=module", "--disable-warning=ExperimentalWarning", "-e", script], {
     stdio: ["ignore", "inherit", "inherit"],
   });
+}
+
+/**
+ * A `FileApprovalStore` over `dir` whose clock, the first time `decide` reads it (after reading
+ * the request, before recording the decision), has another process remove the id and queue
+ * `requeued` instead. `clockReads()` counts the store's reads of its clock.
+ */
+export function storeRequeuedDuringFirstDecide(dir: string, requeued: ApprovalRequest): { store: FileApprovalStore; clockReads: () => number } {
+  let reads = 0;
+  const store = new FileApprovalStore({
+    dir,
+    now: () => {
+      if ((reads += 1) === 1) requeueInAnotherProcess(dir, requeued);
+      return 1;
+    },
+  });
+  return { store, clockReads: () => reads };
 }
