@@ -60,12 +60,12 @@
  */
 import ivm from "isolated-vm";
 import { BRIDGE_GLOBALS, BRIDGE_OP, FRAME_KIND, LOCAL_FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
-import type { PreludeRunConfig } from "../src/bridge/protocol.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import {
   AbortHook,
   callFromFrame,
   compilePrelude,
+  configJson,
   dispatchCall,
   forwardClock,
   forwardLog,
@@ -315,8 +315,7 @@ class ActiveRun {
     this.#finish = resolve;
     try {
       // Queued back to back: the isolate runs `configure`, then the script, with no wait between.
-      const staged = prepared.stagedTools !== undefined && sameNames(prepared.stagedTools, request.toolNames);
-      prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, this.#limits, staged)]);
+      prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, prepared)]);
       const started =
         script === undefined
           ? prepared.context.eval(wrapScript(request.script), { filename: request.scriptName })
@@ -624,42 +623,6 @@ function tickAll(): void {
   const now = performance.now();
   // A tick can end runs (and unwatch them): walk a snapshot.
   for (const run of watched.slice()) run.tick(now);
-}
-
-/** The last configuration's JSON without its per-run fields, and what it was made of. */
-let configCache:
-  | { toolNames: readonly string[]; staged: boolean; maxToolCalls: number; maxOutputBytes: number; maxArgumentBytes: number; head: string }
-  | undefined;
-
-/**
- * The prelude's configuration as JSON, without the tool names when the context has them staged
- * (`staged`). A tool's runs share all of it but the seed and the clock, so the rest is
- * serialised once (kept with a copy of the names it was made from) and those two numbers
- * appended: a few µs off each run's critical path, more with many tools.
- */
-function configJson(request: IsolateRunRequest, limits: SandboxRunRequest["limits"], staged: boolean): string {
-  const { toolNames, maxToolCalls, seed, clockStart, clockReplay } = request;
-  const { maxOutputBytes, maxArgumentBytes } = limits;
-  const names = staged ? {} : { toolNames };
-  if (!Number.isFinite(seed) || !Number.isFinite(clockStart) || clockReplay !== undefined) {
-    const config: PreludeRunConfig = { ...names, maxToolCalls, seed, clockStart, maxOutputBytes, maxArgumentBytes, ...(clockReplay ? { clockReplay } : {}) };
-    return JSON.stringify(config);
-  }
-  let cached = configCache;
-  if (
-    cached === undefined ||
-    cached.staged !== staged ||
-    !sameNames(cached.toolNames, toolNames) ||
-    cached.maxToolCalls !== maxToolCalls ||
-    cached.maxOutputBytes !== maxOutputBytes ||
-    cached.maxArgumentBytes !== maxArgumentBytes
-  ) {
-    const head = JSON.stringify({ ...names, maxToolCalls, maxOutputBytes, maxArgumentBytes } satisfies Omit<PreludeRunConfig, "seed" | "clockStart">);
-    cached = { toolNames: [...toolNames], staged, maxToolCalls, maxOutputBytes, maxArgumentBytes, head: head.slice(0, -1) };
-    configCache = cached;
-  }
-  // A finite number's JSON is its string form.
-  return `${cached.head},"seed":${seed},"clockStart":${clockStart}}`;
 }
 
 function flushResults(run: ActiveRun): void {

@@ -40,12 +40,12 @@
  */
 import ivm from "isolated-vm";
 import { BRIDGE_GLOBALS, BRIDGE_OP, FRAME_KIND, LOCAL_FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
-import type { PreludeRunConfig } from "../src/bridge/protocol.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import {
   AbortHook,
   callFromFrame,
   compilePrelude,
+  configJson,
   dispatchCall,
   forwardClock,
   forwardLog,
@@ -272,19 +272,9 @@ class SyncRun {
       this.#abortHook = new AbortHook(this);
       request.signal.addEventListener("abort", this.#abortHook, { once: true });
     }
-    const staged = prepared.stagedTools !== undefined && sameNames(prepared.stagedTools, request.toolNames);
-    const config: PreludeRunConfig = {
-      ...(staged ? {} : { toolNames: request.toolNames }),
-      maxToolCalls: request.maxToolCalls,
-      seed: request.seed,
-      clockStart: request.clockStart,
-      ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
-      maxOutputBytes: this.#limits.maxOutputBytes,
-      maxArgumentBytes: this.#limits.maxArgumentBytes,
-    };
-    const configJson = JSON.stringify(config);
+    const config = configJson(request, prepared);
     this.#enter((timeout) => {
-      prepared.bridge.applySync(undefined, [BRIDGE_OP.configure, configJson]);
+      prepared.bridge.applySync(undefined, [BRIDGE_OP.configure, config]);
       script.runSync(prepared.context, { timeout });
     });
     return promise;
