@@ -25,7 +25,7 @@
  * @module
  */
 import { randomInt, randomUUID } from "node:crypto";
-import type { SandboxDriver, SandboxLogLevel, SandboxRunOutcome, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import type { SandboxDriver, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
 import { compileScriptDeferred, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
@@ -183,6 +183,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   readonly #ownsDriver: boolean;
   #declarations: string | undefined;
   #toolNames: readonly string[] | undefined;
+  /** The sandbox limits of every run, from the (frozen) policy. */
+  readonly #limits: SandboxLimits;
   #closed = false;
 
   /**
@@ -194,6 +196,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   constructor(options: ToolChainToolOptions) {
     checkChainToolOptions(options);
     this.policy = resolveChainPolicy(options.policy);
+    const { memoryLimitMb, cpuTimeMs, totalTimeoutMs, maxOutputBytes } = this.policy;
+    this.#limits = Object.freeze({ memoryLimitMb, cpuTimeMs, totalTimeoutMs, maxOutputBytes, maxArgumentBytes: MAX_ARGUMENT_BYTES });
     let toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
     if (options.skill) toolbox = toolbox.withSkill(options.skill);
     this.#toolbox = toolbox;
@@ -321,7 +325,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     ids: { started: number; chainId: string; seed: number; clockStart: number },
   ): Promise<TracedChainRunResult> {
     const { started, chainId, seed, clockStart } = ids;
-    await this.#fireChainStart(chainId, code);
+    if (this.#hooks?.CHAIN_START) await this.#fireChainStart(chainId, code);
 
     // On a cache miss V8's check of the compiled code is deferred: it runs while the sandbox
     // compiles the same code (see DeferredCompile), not before.
@@ -331,10 +335,15 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       this.#finish(chainId, started, { status: "error", error, outputText: "", seed, clockStart, run });
     if (!compiled.ok) return compileFailed(compiled.error);
 
-    const session = this.invoker.openSession({
-      chainId,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
+    // Opened right after the sandbox run is posted (or by a driver's first call, if that comes
+    // sooner): host work before the post delays the chain by more than it costs (see
+    // sandbox/isolate-runner.ts, startRun), after it the isolate's thread is still waking up.
+    let openedSession: InvokerSession | undefined;
+    const sessionOf = (): InvokerSession =>
+      (openedSession ??= this.invoker.openSession({
+        chainId,
+        ...(options.signal ? { signal: options.signal } : {}),
+      }));
     const inFlight = new Set<Promise<InvocationResult>>();
     let output = "";
     const onProgress = options.onProgress;
@@ -379,7 +388,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           // Refused inside the isolate (not plain data, too large): counted and recorded, never run.
           ...(call.refusal === undefined ? {} : { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }),
         },
-        { session, ctx: { signal, callId }, ...(onProgress ? { onProgress } : {}) },
+        { session: sessionOf(), ctx: { signal, callId }, ...(onProgress ? { onProgress } : {}) },
       );
       inFlight.add(pending);
       void pending.finally(() => {
@@ -403,27 +412,22 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
     const runSandbox = async (script: string): Promise<SandboxRunOutcome> => {
       try {
-        return await this.#driver.run({
+        const request: Mutable<SandboxRunRequest> = {
           chainId,
           script,
           scriptName: SCRIPT_NAME,
           toolNames: run.plan?.toolNames ?? (this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name)),
           maxToolCalls: this.policy.maxToolCalls,
-          limits: {
-            memoryLimitMb: this.policy.memoryLimitMb,
-            cpuTimeMs: this.policy.cpuTimeMs,
-            totalTimeoutMs: this.policy.totalTimeoutMs,
-            maxOutputBytes: this.policy.maxOutputBytes,
-            maxArgumentBytes: MAX_ARGUMENT_BYTES,
-          },
+          limits: this.#limits,
           seed,
           clockStart,
-          ...(run.plan?.clockReplay === undefined ? {} : { clockReplay: run.plan.clockReplay }),
-          ...(signal === undefined ? {} : { signal }),
           onToolCall,
           onLog,
-          ...(run.recorder === undefined ? {} : { onClock }),
-        });
+        };
+        if (run.plan?.clockReplay !== undefined) request.clockReplay = run.plan.clockReplay;
+        if (signal !== undefined) request.signal = signal;
+        if (run.recorder !== undefined) request.onClock = onClock;
+        return await this.#driver.run(request);
       } catch (error) {
         return {
           status: "error",
@@ -448,10 +452,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         if (confirmed) unconfirmed = undefined;
       });
       const running = runSandbox(compiled.code);
+      sessionOf();
       // After the sandbox has its tasks (the driver queues them in this turn's microtasks).
       const checked = await confirming.catch(async (error: unknown) => {
         await running; // esbuild could not run: nothing is left behind, then the error as compileScript throws it
-        await session.close();
+        await sessionOf().close();
         throw error;
       });
       outcome = await running;
@@ -466,10 +471,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         outcome = await runSandbox(checked.code);
       }
     } else {
-      outcome = await runSandbox(compiled.code);
+      const running = runSandbox(compiled.code);
+      sessionOf();
+      outcome = await running;
     }
     // Calls still running were cancelled by the driver; wait for their records so the trace is whole.
     if (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    const session = sessionOf();
     await session.close();
     if (refusedByV8 !== undefined) return compileFailed(refusedByV8.error);
     const suspended = run.stopReason === "suspended" && run.pendingApproval !== undefined;
@@ -798,3 +806,6 @@ function safeProgress(listener: ProgressListener, step: Parameters<ProgressListe
     // A progress listener never breaks a chain.
   }
 }
+
+/** `T` with its fields writable: a request built in steps. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };

@@ -8,6 +8,7 @@ import {
   MemoryBlobStore,
   MemoryTraceStore,
   type ProgressStep,
+  type SandboxDriver,
   ToolChainTool,
   Toolbox,
   toOpenAITools,
@@ -627,5 +628,31 @@ describe("ToolChainTool", () => {
   it("execute() refuses input without code", async () => {
     const result = await chain.execute({} as never);
     expect(result.isError).toBe(true);
+  });
+
+  it("serves a driver that calls a tool before its run() returns", async () => {
+    // The chain posts the sandbox run before its own bookkeeping; a driver of its own may call
+    // back at once, from inside run(), and must find the session there.
+    const driver: SandboxDriver = {
+      kind: "in-process",
+      async run(request) {
+        const result = await request.onToolCall({ callIndex: 0, tool: "add", argsJson: '{"a":2,"b":3}' }, new AbortController().signal);
+        const sum = "structured" in result ? (result.structured as { sum: number }).sum : undefined;
+        return { status: "ok", returnJson: JSON.stringify(sum), wallMs: 0, cpuMs: 0, heapBytes: 0 };
+      },
+      warm: () => Promise.resolve(),
+      close: () => Promise.resolve(),
+    };
+    const own = new ToolChainTool({ toolbox: new Toolbox([add]), driver });
+    // Twice: a script compiled for the first time holds its calls until V8 has checked it; the
+    // second run finds it in the compile cache, and the call comes straight through.
+    for (let i = 0; i < 2; i++) {
+      const result = await own.run("return 0;");
+      expect(result.status).toBe("ok");
+      expect(result.returnValue).toBe(5);
+      expect(result.callTrace).toMatchObject([{ seq: 0, callId: "c0", tool: "add", status: "ok" }]);
+      expect(result.stats.toolCalls).toBe(1);
+    }
+    await own.close();
   });
 });
