@@ -52,7 +52,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
    * `ChainRuntimeError` `SANDBOX_FAILED` when `maxIsolates` is not an integer >= 1.
    */
   constructor(options: InProcessSandboxDriverOptions = {}) {
-    const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource, idleTrimMs } = options;
+    const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource, idleTrimMs, spinWaitUs } = options;
     this.maxIsolates = options.maxIsolates ?? 32;
     if (!Number.isInteger(this.maxIsolates) || this.maxIsolates < 1) {
       throw new ChainRuntimeError("SANDBOX_FAILED", `InProcessSandboxDriver needs maxIsolates to be an integer >= 1; got ${String(options.maxIsolates)}.`, {
@@ -67,6 +67,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
       ...(recycleHeapRatio === undefined ? {} : { recycleHeapRatio }),
       ...(preludeSource === undefined ? {} : { preludeSource }),
       ...(idleTrimMs === undefined ? {} : { idleTrimMs }),
+      ...(spinWaitUs === undefined ? {} : { spinWaitUs }),
     });
   }
 

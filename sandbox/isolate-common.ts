@@ -58,6 +58,12 @@ export interface IsolateRunnerOptions {
   readonly memoryLimitMb: number;
   /** The prelude to install in each context. @defaultValue the bundled prelude */
   readonly preludeSource?: string;
+  /**
+   * Asynchronous drive only: how long the host's event loop is kept turning after each hand-off
+   * to the isolate, µs, while a core is free for it (see `sandbox/spin-wait.ts`); 0 lets the
+   * host thread sleep at once. @defaultValue 1000 (`DEFAULT_SPIN_WAIT_US`)
+   */
+  readonly spinWaitUs?: number;
 }
 
 /** What an {@link IsolatePool} lends: one isolate that runs one script at a time in a fresh context. */

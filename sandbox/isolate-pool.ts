@@ -20,6 +20,7 @@
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import type { PooledRunner } from "./isolate-common.ts";
 import { IsolateRunner } from "./isolate-runner.ts";
+import { spinWaitProblem } from "./spin-wait.ts";
 import { SyncIsolateRunner, type EntryWatch } from "./sync-isolate-runner.ts";
 
 /**
@@ -52,6 +53,12 @@ export interface IsolatePoolOptions {
   readonly watch?: EntryWatch;
   /** How long idle runners beyond `poolSize` are kept after their last run, ms; 0 disposes them on release, Infinity never. @defaultValue 5000 */
   readonly idleTrimMs?: number;
+  /**
+   * With `drive: "async"`: how long the host's event loop is kept turning after each hand-off to
+   * an isolate, µs, while a core is free for it (see `sandbox/spin-wait.ts`); 0 never.
+   * @defaultValue 1000
+   */
+  readonly spinWaitUs?: number;
 }
 
 interface Idle {
@@ -77,6 +84,7 @@ export class IsolatePool {
   readonly idleTrimMs: number;
   #trimTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #preludeSource: string | undefined;
+  readonly #spinWaitUs: number | undefined;
   readonly #watch: EntryWatch | undefined;
   readonly #idle = new Map<number, Idle[]>();
   readonly #all = new Set<PooledRunner>();
@@ -96,6 +104,9 @@ export class IsolatePool {
     this.idleTrimMs = idleTrimMs;
     this.#watch = options.watch;
     this.#preludeSource = options.preludeSource;
+    const spinProblem = spinWaitProblem(options.spinWaitUs);
+    if (spinProblem !== undefined) throw new ChainRuntimeError("ARGUMENT_INVALID", spinProblem);
+    this.#spinWaitUs = options.spinWaitUs;
   }
 
   /** Live isolates, idle and lent. */
@@ -244,7 +255,9 @@ export class IsolatePool {
   #create(limit: number): PooledRunner {
     const options = { memoryLimitMb: limit, ...(this.#preludeSource === undefined ? {} : { preludeSource: this.#preludeSource }) };
     const runner =
-      this.drive === "sync" ? new SyncIsolateRunner({ ...options, ...(this.#watch === undefined ? {} : { watch: this.#watch }) }) : new IsolateRunner(options);
+      this.drive === "sync"
+        ? new SyncIsolateRunner({ ...options, ...(this.#watch === undefined ? {} : { watch: this.#watch }) })
+        : new IsolateRunner({ ...options, ...(this.#spinWaitUs === undefined ? {} : { spinWaitUs: this.#spinWaitUs }) });
     this.#all.add(runner);
     return runner;
   }

@@ -55,7 +55,9 @@
  * wait between them), results that arrive in the same host tick enter the isolate in one task,
  * the end of a run needs no extra round trip (see above), and timers and listeners take the run
  * state as their argument instead of allocating closures. Each isolate task costs tens of µs of
- * CPU on the isolate's thread, so the count of tasks per run is what this design keeps low.
+ * CPU on the isolate's thread, so the count of tasks per run is what this design keeps low. After
+ * each hand-off (the start, a delivery) the host's event loop keeps turning until the next frame,
+ * for up to `spinWaitUs`, while a core is free for it (see `spin-wait.ts`).
  * @module
  */
 import ivm from "isolated-vm";
@@ -90,6 +92,7 @@ import {
   wrapScript,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
+import { DEFAULT_SPIN_WAIT_US, spinWait } from "./spin-wait.ts";
 import type { SandboxError, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
@@ -103,6 +106,8 @@ const TRACKED_DELIVERIES = 2;
 /** What {@link ActiveRun} needs of its runner. */
 interface RunOwner {
   readonly isolate: ivm.Isolate;
+  /** Budget of the host's spin after each hand-off to the isolate, µs (see spin-wait.ts). */
+  readonly spinWaitUs: number;
   lastHeapBytes: number;
   readonly disposedByOwner: boolean;
   detach(run: ActiveRun): void;
@@ -140,6 +145,7 @@ export class IsolateRunner implements PooledRunner {
     );
     const owner: RunOwner = {
       isolate,
+      spinWaitUs: options.spinWaitUs ?? DEFAULT_SPIN_WAIT_US,
       lastHeapBytes: 0,
       disposedByOwner: false,
       detach: (run) => {
@@ -305,6 +311,8 @@ class ActiveRun {
   #closed = false;
   #probing = false;
   #disposedByHost = false;
+  /** Counted in the process's runs in flight (see spin-wait.ts) until it closes. */
+  #counted = false;
 
   constructor(owner: RunOwner, prepared: PreparedContext, request: IsolateRunRequest) {
     this.#owner = owner;
@@ -333,11 +341,14 @@ class ActiveRun {
     }
     started.catch((error: unknown) => this.#onStartRejected(error));
     watch(this);
+    spinWait.runStarted();
+    this.#counted = true;
     if (request.signal !== undefined) {
       this.#abortHook = new AbortHook(this);
       request.signal.addEventListener("abort", this.#abortHook, { once: true });
     }
     this.#track();
+    spinWait.begin(this.#owner.spinWaitUs);
     return promise;
   }
 
@@ -346,8 +357,10 @@ class ActiveRun {
     this.#framesReceived++;
     if (this.#settled !== undefined) return;
     if (kind === FRAME_KIND.call) {
+      spinWait.end();
       this.#onCall(a, b, c, d);
     } else if (kind === LOCAL_FRAME_KIND.calls) {
+      spinWait.end();
       if (!Array.isArray(a)) return;
       for (let i = 0; i + 3 < a.length && this.#settled === undefined; i += 4) this.#onCall(a[i], a[i + 1], a[i + 2], a[i + 3]);
     } else if (kind === FRAME_KIND.log) {
@@ -355,6 +368,7 @@ class ActiveRun {
     } else if (kind === FRAME_KIND.clock) {
       forwardClock(this.#request, a);
     } else if (kind === FRAME_KIND.done) {
+      spinWait.end();
       this.#settle(settledFromDone(a, b, c, d));
     }
   }
@@ -407,7 +421,9 @@ class ActiveRun {
         prepared.bridge.applyIgnored(undefined, args);
       } catch {
         this.#onIsolateGone();
+        return;
       }
+      spinWait.begin(this.#owner.spinWaitUs);
       return;
     }
     try {
@@ -417,6 +433,7 @@ class ActiveRun {
       return;
     }
     this.#track();
+    spinWait.begin(this.#owner.spinWaitUs);
   }
 
   /**
@@ -582,6 +599,8 @@ class ActiveRun {
     if (this.#closed) return;
     this.#closed = true;
     unwatch(this);
+    spinWait.end();
+    if (this.#counted) spinWait.runEnded();
     if (this.#abortHook !== undefined) {
       this.#request?.signal?.removeEventListener("abort", this.#abortHook);
       this.#abortHook.run = undefined;

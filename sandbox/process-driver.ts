@@ -25,6 +25,7 @@ import { fileURLToPath } from "node:url";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
+import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
 import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** The child entry next to this file: `.ts` in the source tree (Node's type stripping), `.js` when built. */
@@ -51,6 +52,12 @@ export interface ProcessSandboxDriverOptions {
   readonly killGraceMs?: number;
   /** Prelude source override, for tests. @defaultValue the bundled prelude */
   readonly preludeSource?: string;
+  /**
+   * How long the host's event loop is kept turning after each message to a child, and a child's
+   * after each batch of calls to the host, µs, while a core is free for it (see
+   * `sandbox/spin-wait.ts`); 0 lets the thread sleep at once. @defaultValue 1000
+   */
+  readonly spinWaitUs?: number;
 }
 
 interface Waiter {
@@ -79,11 +86,12 @@ export class ProcessSandboxDriver implements SandboxDriver {
   readonly #waiters: Waiter[] = [];
   readonly #extraTimers = new Map<SandboxProcess, ReturnType<typeof setTimeout>>();
   readonly #nesting = new RunNesting();
+  readonly #spinWaitUs: number;
   #spawned = 0;
   #startFailures = 0;
   #closed = false;
 
-  /** Creates the driver; children are spawned by {@link warm} or the first {@link run}. Throws `ChainRuntimeError` `SANDBOX_FAILED` on nonsensical sizes. */
+  /** Creates the driver; children are spawned by {@link warm} or the first {@link run}. Throws `ChainRuntimeError` `SANDBOX_FAILED` on nonsensical sizes or `spinWaitUs`. */
   constructor(options: ProcessSandboxDriverOptions = {}) {
     this.processes = options.processes ?? 2;
     this.maxProcesses = options.maxProcesses ?? Math.max(4, 2 * this.processes);
@@ -92,6 +100,9 @@ export class ProcessSandboxDriver implements SandboxDriver {
     this.#maxRunsPerIsolate = options.maxRunsPerIsolate ?? 100;
     this.#killGraceMs = options.killGraceMs ?? 100;
     this.#preludeOverride = options.preludeSource;
+    const spinProblem = spinWaitProblem(options.spinWaitUs);
+    if (spinProblem !== undefined) throw new ChainRuntimeError("SANDBOX_FAILED", `ProcessSandboxDriver: ${spinProblem}`, { details: { spinWaitUs: options.spinWaitUs } });
+    this.#spinWaitUs = options.spinWaitUs ?? DEFAULT_SPIN_WAIT_US;
     if (!(Number.isInteger(this.processes) && this.processes >= 0 && Number.isInteger(this.maxProcesses) && this.maxProcesses >= Math.max(1, this.processes))) {
       throw new ChainRuntimeError("SANDBOX_FAILED", "ProcessSandboxDriver needs integer sizes with 0 <= processes <= maxProcesses and maxProcesses >= 1.", {
         details: { processes: this.processes, maxProcesses: this.maxProcesses },
@@ -270,6 +281,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
         maxRunsPerIsolate: this.#maxRunsPerIsolate,
         preludeSource: this.#preludeSource,
         killGraceMs: this.#killGraceMs,
+        spinWaitUs: this.#spinWaitUs,
         onExit: (gone, startError) => this.#onChildExit(gone, startError),
       });
     } catch (error) {

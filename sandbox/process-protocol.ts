@@ -29,6 +29,7 @@
 import { isFrame, MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
 import { FRAME_KIND, isClockReadings, type ClockFrame, type LogFrame } from "../src/bridge/protocol.ts";
 import type { SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import { isSpinWaitUs } from "./spin-wait.ts";
 
 /** The `kind` of every control message. */
 export const PROCESS_MESSAGE_KIND = Object.freeze({
@@ -67,6 +68,8 @@ export interface ChildReadyMessage {
 /** host → child: the serialisable fields of a `SandboxRunRequest`. */
 export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart" | "clockReplay"> {
   readonly kind: typeof PROCESS_MESSAGE_KIND.run;
+  /** Budget of the child's spin after each batch of calls, µs (see spin-wait.ts); 0 or absent: none. */
+  readonly spinWaitUs?: number;
 }
 
 /** host → child: stop the chain in progress (it ends `cancelled`). */
@@ -192,7 +195,8 @@ export function isHostMessage(value: unknown): value is HostMessage {
         isLimits(value["limits"]) &&
         typeof value["seed"] === "number" &&
         typeof value["clockStart"] === "number" &&
-        (value["clockReplay"] === undefined || isClockReadings(value["clockReplay"]))
+        (value["clockReplay"] === undefined || isClockReadings(value["clockReplay"])) &&
+        (value["spinWaitUs"] === undefined || isSpinWaitUs(value["spinWaitUs"]))
       );
     case PROCESS_MESSAGE_KIND.init:
       return isCount(value["memoryLimitMb"]) && isCount(value["maxRunsPerIsolate"]) && typeof value["preludeSource"] === "string";

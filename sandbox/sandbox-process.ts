@@ -34,6 +34,7 @@ import { guardReasonIn } from "./child/entry-guard.ts";
 import { forwardClock, killOutcome } from "./isolate-common.ts";
 import { boundLogLine } from "./output-cap.ts";
 import { ProcessChannel } from "./process-channel.ts";
+import { spinWait } from "./spin-wait.ts";
 import {
   CALL_FIELDS,
   isChildMessage,
@@ -57,6 +58,8 @@ export interface SandboxProcessOptions {
   readonly preludeSource: string;
   /** How long past a limit or a cancel the host waits for the child before SIGKILL, ms. */
   readonly killGraceMs: number;
+  /** Budget of the spin after each message to the child, and of the child's after each batch of calls, µs (see spin-wait.ts). @defaultValue 0 */
+  readonly spinWaitUs?: number;
   /** Called once when the process is gone (died, killed or retired); `startError` when it never became ready. */
   readonly onExit?: (process: SandboxProcess, startError: Error | undefined) => void;
 }
@@ -218,8 +221,12 @@ export class SandboxProcess {
       onAbort: undefined,
     };
     this.#active = run;
+    // Counted while the child works on it: a spin (here or in the child) needs a core beside it.
+    spinWait.runStarted();
+    const spinWaitUs = this.#options.spinWaitUs ?? 0;
     this.#channel.send({
       kind: PROCESS_MESSAGE_KIND.run,
+      spinWaitUs: spinWait.coreFree ? spinWaitUs : 0,
       chainId: request.chainId,
       script: request.script,
       scriptName: request.scriptName,
@@ -239,6 +246,7 @@ export class SandboxProcess {
     // Written now, not at the end of the tick: nothing else would join this write, and the
     // chain's own promise work would otherwise delay the child's start.
     this.#channel.flush();
+    spinWait.begin(spinWaitUs);
     // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
     // that cannot report any more.
     run.timers.push(setTimeout(() => this.#kill(run, "timeout"), limits.totalTimeoutMs + this.#options.killGraceMs));
@@ -297,6 +305,7 @@ export class SandboxProcess {
   #onMessage(message: ChildMessage): void {
     switch (message.kind) {
       case PROCESS_MESSAGE_KIND.calls: {
+        spinWait.end();
         const run = this.#active;
         const calls = message.calls;
         for (let i = 0; i < calls.length && run !== undefined; i += CALL_FIELDS) {
@@ -322,6 +331,7 @@ export class SandboxProcess {
         return;
       }
       case PROCESS_MESSAGE_KIND.outcome: {
+        spinWait.end();
         const run = this.#active;
         if (run === undefined || run.killReason !== undefined) return;
         this.#finish(run, { ...message.outcome, wallMs: performance.now() - run.started });
@@ -374,6 +384,8 @@ export class SandboxProcess {
     if (results.length === 0) return;
     run.results = [];
     if (this.#active !== run || run.killReason !== undefined) return;
+    // Sent at the end of this tick, in one write; the child answers within the spin, usually.
+    spinWait.begin(this.#options.spinWaitUs ?? 0);
     // Results too large together go in several messages; one too large alone is answered with an error.
     for (const part of splitBatch(results, RESULT_FIELDS)) {
       let reason = `it is over the ${MAX_FRAME_BYTES}-byte frame limit`;
@@ -404,6 +416,8 @@ export class SandboxProcess {
   #finish(run: ActiveRun, outcome: SandboxRunOutcome): void {
     if (this.#active !== run) return;
     this.#active = undefined;
+    spinWait.end();
+    spinWait.runEnded();
     for (const timer of run.timers) clearTimeout(timer);
     if (run.onAbort !== undefined) run.request.signal?.removeEventListener("abort", run.onAbort);
     if (run.pending.size > 0) run.calls?.abort(new Error("the chain ended before this call finished"));

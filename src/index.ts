@@ -53,7 +53,8 @@ export { ToolChainTool, type ChainInput, type ChainRunOptions, type ToolChainToo
 export { summarizeRun } from "./chain/summarize-run.ts";
 export { compileScript, MAX_SCRIPT_CHARS } from "./compile/compile-script.ts";
 export type { SandboxDriver, SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
-export { InProcessSandboxDriver } from "../sandbox/in-process-driver.ts";
+export { InProcessSandboxDriver, type InProcessSandboxDriverOptions } from "../sandbox/in-process-driver.ts";
+export { ProcessSandboxDriver, type ProcessSandboxDriverOptions } from "../sandbox/process-driver.ts";
 
 // Traces, replay and durable approvals.
 export {

@@ -67,8 +67,9 @@ function childScenario({ path, calls, parallel }: ChainPath, idle = false): Scen
 
 /**
  * node-vm, raw-ivm, child-process, isochain, isochain-sync-drive (the in-process chain with the
- * sandbox child's synchronous drive: what the asynchronous drive costs) and isochain-process
- * scenarios of `chain`.
+ * sandbox child's synchronous drive: what the asynchronous drive costs), isochain-no-spin (the
+ * in-process chain without the host's spin: what the spin buys) and isochain-process scenarios
+ * of `chain`.
  */
 export function chainPathScenarios(chain: ChainPath): Scenario[] {
   const { path, script, expected, target } = chain;
@@ -101,6 +102,15 @@ export function chainPathScenarios(chain: ChainPath): Scenario[] {
       baseline: `isochain/${path}`,
       description: `ToolChainTool.run, isolates driven synchronously on the host thread (a reference, not offered: no heap limit, holds the event loop): ${path}`,
       driver: "sync-drive",
+    }),
+    isochainScenario({
+      name: `isochain-no-spin/${path}`,
+      group: CHAIN_GROUP,
+      script,
+      expected,
+      baseline: `isochain/${path}`,
+      description: `ToolChainTool.run, in-process driver with spinWaitUs 0 (the host thread sleeps at once after each hand-off to the isolate): ${path}`,
+      driver: "in-process-no-spin",
     }),
     isochainScenario({
       name: `isochain-process/${path}`,

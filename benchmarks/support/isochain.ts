@@ -126,9 +126,10 @@ export interface CreateChainOptions {
   readonly poolSize?: number;
   /**
    * The sandbox driver; `"sync-drive"` is {@link createSyncDriveDriver}, a reference the runtime
-   * does not offer. @defaultValue `"in-process"`
+   * does not offer; `"in-process-no-spin"` the in-process driver with `spinWaitUs: 0` (the host
+   * thread sleeps as soon as it has handed the isolate its work). @defaultValue `"in-process"`
    */
-  readonly driver?: "in-process" | "process" | "sync-drive";
+  readonly driver?: "in-process" | "in-process-no-spin" | "process" | "sync-drive";
   /** The policy's `maxInlineResultBytes`. @defaultValue the runtime's default */
   readonly maxInlineResultBytes?: number;
   /** Tools beyond `echo` and `big` (see {@link createToolbox}). @defaultValue 0 */
@@ -156,7 +157,7 @@ export async function createChain(options: CreateChainOptions = {}): Promise<Cha
     toolbox: await createToolbox(options.extraTools),
     policy: { maxToolCalls: 100, ...(options.maxInlineResultBytes === undefined ? {} : { maxInlineResultBytes: options.maxInlineResultBytes }) },
     blobStore: await createBlobStore(),
-    driver: options.driver === "sync-drive" ? await createSyncDriveDriver() : (options.driver ?? "in-process"),
+    driver: await driverOf(options),
     ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
   });
   await chain.warm();
@@ -170,6 +171,20 @@ export async function createChain(options: CreateChainOptions = {}): Promise<Cha
     },
     close: () => chain.close(),
   };
+}
+
+/** The `driver` option of `ToolChainTool` for {@link CreateChainOptions.driver}. */
+async function driverOf(options: CreateChainOptions): Promise<unknown> {
+  switch (options.driver) {
+    case "sync-drive":
+      return createSyncDriveDriver();
+    case "in-process-no-spin": {
+      const InProcessSandboxDriver = await importClass<DriverLike>("sandbox/in-process-driver.ts", "InProcessSandboxDriver");
+      return new (InProcessSandboxDriver as unknown as new (options: unknown) => DriverLike)({ poolSize: options.poolSize ?? 2, spinWaitUs: 0 });
+    }
+    default:
+      return options.driver ?? "in-process";
+  }
 }
 
 /**

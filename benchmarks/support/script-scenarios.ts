@@ -28,7 +28,7 @@ export interface ScriptScenarioOptions {
   /** Await the runner's `warm()` between iterations (untimed). @defaultValue true */
   readonly warm?: boolean;
   /** The isochain sandbox driver ({@link isochainScenario} only; see `CreateChainOptions.driver`). @defaultValue `"in-process"` */
-  readonly driver?: "in-process" | "process" | "sync-drive";
+  readonly driver?: "in-process" | "in-process-no-spin" | "process" | "sync-drive";
   /** Tools beyond `echo` and `big` in the chain's toolbox ({@link isochainScenario} only). @defaultValue 0 */
   readonly extraTools?: number;
   /** Trace every chain into a `MemoryTraceStore` ({@link isochainScenario} only). @defaultValue false */

@@ -30,6 +30,7 @@ import { IsolatePool } from "../isolate-pool.ts";
 import { EntryGuard } from "./entry-guard.ts";
 import type { Duplex } from "node:stream";
 import { ProcessChannel } from "../process-channel.ts";
+import { spinWait } from "../spin-wait.ts";
 import {
   CALL_FIELDS,
   isHostMessage,
@@ -74,6 +75,7 @@ export class ChildLoop {
   #onMessage(message: HostMessage): void {
     switch (message.kind) {
       case PROCESS_MESSAGE_KIND.results: {
+        spinWait.end();
         const pending = this.#active?.pending;
         const results = message.results;
         for (let i = 0; i < results.length && pending !== undefined; i += RESULT_FIELDS) {
@@ -163,6 +165,7 @@ export class ChildLoop {
       return sandboxFailure(`could not start an isolate: ${describeThrown(error)}`);
     }
     const channel = this.#channel;
+    const spinWaitUs = message.spinWaitUs ?? 0;
     try {
       return await runner.run({
         chainId: message.chainId,
@@ -193,9 +196,12 @@ export class ChildLoop {
         onFramesHandled: () => {
           sendCalls(channel, active);
           channel.flush();
+          // The script now waits on the host: stay awake for its answer (see spin-wait.ts).
+          if (active.pending.size > 0) spinWait.begin(spinWaitUs);
         },
       });
     } finally {
+      spinWait.end();
       sendCalls(channel, active);
       active.pending.clear();
       pool.release(runner);

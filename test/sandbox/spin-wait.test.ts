@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InProcessSandboxDriver } from "../../sandbox/in-process-driver.ts";
+import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
+import { ProcessSandboxDriver } from "../../sandbox/process-driver.ts";
+import { isHostMessage, PROCESS_MESSAGE_KIND } from "../../sandbox/process-protocol.ts";
+import type { SandboxDriver, SandboxRunRequest } from "../../sandbox/sandbox-driver.ts";
+import { MAX_SPIN_WAIT_US, SpinWait, spinWait, spinWaitProblem } from "../../sandbox/spin-wait.ts";
+import { compileScript } from "../../src/compile/index.ts";
+import { isChainRuntimeError, resolveChainPolicy, type InvocationResult } from "../../src/kernel/index.ts";
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function request(source: string, onToolCall: SandboxRunRequest["onToolCall"], overrides: Partial<SandboxRunRequest> = {}): SandboxRunRequest {
+  const compiled = compileScript(source);
+  if (!compiled.ok) throw new Error(compiled.error.message);
+  return {
+    chainId: "spin",
+    script: compiled.code,
+    scriptName: "chain.js",
+    toolNames: ["echo"],
+    maxToolCalls: 5,
+    limits: sandboxLimitsFromPolicy(resolveChainPolicy({ totalTimeoutMs: 3_000, cpuTimeMs: 200 })),
+    seed: 1,
+    clockStart: 0,
+    onToolCall,
+    ...overrides,
+  };
+}
+
+const echo = (): Promise<InvocationResult> => Promise.resolve({ status: "ok", text: "{}", structured: { n: 1 } });
+
+describe("SpinWait", () => {
+  it("keeps the event loop turning until the budget is spent", async () => {
+    const spin = new SpinWait(4);
+    const started = performance.now();
+    expect(spin.begin(50_000)).toBe(true);
+    expect(spin.spinning).toBe(true);
+    // Each turn is a setImmediate: the loop polls I/O without blocking, again and again.
+    await expect.poll(() => spin.turns, { interval: 1, timeout: 1_000 }).toBeGreaterThan(5);
+    expect(spin.spinning).toBe(true);
+    await expect.poll(() => spin.spinning, { interval: 5, timeout: 2_000 }).toBe(false);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(50);
+    const turns = spin.turns;
+    await sleep(5);
+    expect(spin.turns).toBe(turns); // stopped: the loop may sleep again
+  });
+
+  it("stops at end(), and does not spin with a budget of 0", async () => {
+    const spin = new SpinWait(4);
+    spin.begin(MAX_SPIN_WAIT_US);
+    spin.end();
+    expect(spin.spinning).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+    const turns = spin.turns;
+    await sleep(5);
+    expect(spin.turns).toBe(turns); // the loop stopped turning
+    expect(spin.begin(0)).toBe(false);
+    expect(spin.spinning).toBe(false);
+  });
+
+  it("spins only while the runs in flight leave a core free, and stops a spin when they take it", () => {
+    const spin = new SpinWait(2);
+    spin.runStarted();
+    expect(spin.coreFree).toBe(true);
+    expect(spin.begin(MAX_SPIN_WAIT_US)).toBe(true);
+    spin.runStarted(); // a second isolate or child now needs the other core
+    expect(spin.coreFree).toBe(false);
+    expect(spin.begin(MAX_SPIN_WAIT_US)).toBe(false);
+    expect(spin.spinning).toBe(false);
+    spin.runEnded();
+    spin.runEnded();
+    spin.runEnded(); // never below zero
+    expect(spin.runs).toBe(0);
+    const oneCore = new SpinWait(1);
+    oneCore.runStarted();
+    expect(oneCore.begin(MAX_SPIN_WAIT_US)).toBe(false); // one core: the run's own
+  });
+
+  it("names what is wrong with a spinWaitUs option", () => {
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, MAX_SPIN_WAIT_US + 1, "500", null]) {
+      expect(spinWaitProblem(bad)).toMatch(/spinWaitUs must be a number of µs from 0 \(never spin\) to 1000000; got /);
+    }
+    for (const good of [undefined, 0, 1, 1_000, MAX_SPIN_WAIT_US]) expect(spinWaitProblem(good)).toBeUndefined();
+    expect(() => new InProcessSandboxDriver({ spinWaitUs: -5 })).toThrow(expect.objectContaining({ code: "ARGUMENT_INVALID" }));
+    let thrown: unknown;
+    try {
+      new ProcessSandboxDriver({ spinWaitUs: Number.NaN });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(isChainRuntimeError(thrown) && thrown.code).toBe("SANDBOX_FAILED");
+  });
+
+  it("carries a child's budget in the run message, checked like the option", () => {
+    const run = {
+      kind: PROCESS_MESSAGE_KIND.run,
+      chainId: "c",
+      script: "x",
+      scriptName: "chain.js",
+      toolNames: [],
+      maxToolCalls: 1,
+      limits: { memoryLimitMb: 64, cpuTimeMs: 100, totalTimeoutMs: 100, maxOutputBytes: 10, maxArgumentBytes: 10 },
+      seed: 1,
+      clockStart: 0,
+    };
+    expect(isHostMessage(run)).toBe(true);
+    expect(isHostMessage({ ...run, spinWaitUs: 1_000 })).toBe(true);
+    expect(isHostMessage({ ...run, spinWaitUs: -1 })).toBe(false);
+    expect(isHostMessage({ ...run, spinWaitUs: "1000" })).toBe(false);
+  });
+});
+
+describe.skipIf(spinWait.cores < 2)("the in-process driver's spin", () => {
+  let driver: InProcessSandboxDriver;
+  beforeAll(async () => {
+    driver = new InProcessSandboxDriver({ poolSize: 1, spinWaitUs: MAX_SPIN_WAIT_US });
+    await driver.warm();
+  });
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it("spins from the start to the call frame, and from the result to the done frame", async () => {
+    const seenAtCall: boolean[] = [];
+    const onToolCall = (): Promise<InvocationResult> => {
+      seenAtCall.push(spinWait.spinning);
+      return echo();
+    };
+    await driver.warm();
+    const running = driver.run(request("return (await tools.echo({})).status;", onToolCall));
+    // Posted and spinning before run() even returned: the pool had the context ready.
+    expect(spinWait.spinning).toBe(true);
+    expect(spinWait.runs).toBe(1);
+    const outcome = await running;
+    expect(outcome.status).toBe("ok");
+    expect(seenAtCall).toEqual([false]); // the call frame ended the spin: the host has work
+    expect(spinWait.spinning).toBe(false);
+    expect(spinWait.runs).toBe(0);
+  });
+
+  it("does not spin with spinWaitUs 0", async () => {
+    const still = new InProcessSandboxDriver({ poolSize: 1, spinWaitUs: 0 });
+    await still.warm();
+    const running = still.run(request("return 1;", echo));
+    expect(spinWait.runs).toBe(1);
+    expect(spinWait.spinning).toBe(false);
+    expect((await running).status).toBe("ok");
+    await still.close();
+  });
+
+  it("does not spin beside another run on a 2-core machine", async () => {
+    const other = new InProcessSandboxDriver({ poolSize: 1, spinWaitUs: MAX_SPIN_WAIT_US });
+    await other.warm();
+    let release: (() => void) | undefined;
+    const first = driver.run(request("return (await tools.echo({})).status;", () => new Promise((resolve) => (release = () => void resolve({ status: "ok", text: "{}" })))));
+    await expect.poll(() => release).toBeDefined();
+    const second = other.run(request("return 2;", echo));
+    expect(spinWait.runs).toBe(2);
+    expect(spinWait.spinning).toBe(spinWait.cores > 2);
+    release?.();
+    expect((await Promise.all([first, second])).map((outcome) => outcome.status)).toEqual(["ok", "ok"]);
+    expect(spinWait.runs).toBe(0);
+    await other.close();
+  });
+
+  it("counts every run out again, whatever ended it", async () => {
+    const controller = new AbortController();
+    const outcomes = [
+      await driver.run(request("throw new Error('boom');", echo)),
+      await driver.run(request("for (;;) {}", echo, { limits: { ...request("", echo).limits, cpuTimeMs: 30 } })),
+      await driver.run(request("return 'x'.repeat(1e9);", echo)),
+      await driver.run(
+        request("await tools.echo({}); return 1;", () => {
+          controller.abort();
+          return new Promise(() => undefined);
+        }, { signal: controller.signal }),
+      ),
+      await driver.run(request("await new Promise(() => {});", echo)),
+    ];
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["error", "timeout", "error", "cancelled", "error"]);
+    expect(spinWait.runs).toBe(0);
+    expect(spinWait.spinning).toBe(false);
+  });
+});
+
+describe("the process driver's count of runs in flight", () => {
+  let driver: SandboxDriver;
+  beforeAll(async () => {
+    driver = new ProcessSandboxDriver({ processes: 1, memoryLimitMb: 64 });
+    await driver.warm?.();
+  });
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it("counts a chain while its child works on it, and again after a kill", async () => {
+    let runsAtCall = -1;
+    const outcome = await driver.run(
+      request("return (await tools.echo({})).status;", () => {
+        runsAtCall = spinWait.runs;
+        return echo();
+      }),
+    );
+    expect(outcome.status).toBe("ok");
+    expect(runsAtCall).toBe(1);
+    expect(spinWait.runs).toBe(0);
+    const limits = { ...request("", echo).limits, cpuTimeMs: 50, totalTimeoutMs: 200 };
+    const killed = await driver.run(request("for (;;) {}", echo, { limits }));
+    expect(["error", "timeout"]).toContain(killed.status);
+    expect(spinWait.runs).toBe(0);
+  });
+});
