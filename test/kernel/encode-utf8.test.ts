@@ -11,6 +11,13 @@ describe("encodeUtf8", () => {
     ["two-byte text", "€ 12, 东京, Ω ".repeat(200)],
     ["astral characters", "🙂👍🏽 𝔘𝔫𝔦𝔠𝔬𝔡𝔢"],
     ["lone surrogates (U+FFFD, as TextEncoder writes them)", "a\ud800b\udc00c\ud83d"],
+    ["1 MiB of ASCII (the one-pass path)", "{\"k\":1}".repeat(131_072)],
+    ["ASCII at the head, Latin-1 at the end", `${"x".repeat(5000)}é`],
+    ["a text whose first bytes fill the one-byte-per-unit buffer exactly, one unit short", `${"x".repeat(5000)}éy`],
+    ["ASCII at the head, an astral character at the end", `${"x".repeat(5000)}🙂`],
+    ["ASCII at the head, a lone high surrogate at the end", `${"x".repeat(5000)}\ud83d`],
+    ["ASCII at the head, two-byte text after it", `${"x".repeat(2000)}${"€".repeat(2000)}`],
+    ["a non-ASCII character just past the checked head", `${"x".repeat(1024)}ü${"y".repeat(100)}`],
   ])("writes the same bytes as TextEncoder: %s", (_name, text) => {
     expect(Array.from(encodeUtf8(text))).toEqual(Array.from(encoder.encode(text)));
   });
