@@ -92,7 +92,7 @@ import {
   wrapScript,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import { DEFAULT_SPIN_WAIT_US, spinWait } from "./spin-wait.ts";
+import { DEFAULT_SPIN_WAIT_US, isSpinWaitUs, spinWait } from "./spin-wait.ts";
 import type { SandboxError, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
@@ -145,7 +145,7 @@ export class IsolateRunner implements PooledRunner {
     );
     const owner: RunOwner = {
       isolate,
-      spinWaitUs: options.spinWaitUs ?? DEFAULT_SPIN_WAIT_US,
+      spinWaitUs: isSpinWaitUs(options.spinWaitUs) ? options.spinWaitUs : DEFAULT_SPIN_WAIT_US,
       lastHeapBytes: 0,
       disposedByOwner: false,
       detach: (run) => {
@@ -250,7 +250,10 @@ export class IsolateRunner implements PooledRunner {
         // script, interleaved A/B); one that comes back is compiled into the cache, then run.
         let script: ivm.Script | SandboxError | undefined = this.#scripts.get(request);
         if (script === undefined && this.#scripts.seenBefore(request)) script = await this.#scripts.compile(request);
-        if (script === undefined || script instanceof ivm.Script) {
+        if (this.#isolate.isDisposed) {
+          // Disposed while the context was prepared or the script compiled: nothing can run.
+          outcome = sandboxFailure("the isolate was disposed before the run started");
+        } else if (script === undefined || script instanceof ivm.Script) {
           const started = startRun(prepared, request, script);
           const active = new ActiveRun(this.#owner, prepared, request);
           this.#active = active;
@@ -320,7 +323,7 @@ class ActiveRun {
     this.#request = request;
     this.#limits = request.limits;
     this.#heapBytes = owner.lastHeapBytes;
-    this.#cpuStart = owner.isolate.cpuTime;
+    this.#cpuStart = cpuTimeOf(owner.isolate);
     this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
     this.#hostOutputCap = request.limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
   }
@@ -348,7 +351,7 @@ class ActiveRun {
       request.signal.addEventListener("abort", this.#abortHook, { once: true });
     }
     this.#track();
-    spinWait.begin(this.#owner.spinWaitUs);
+    if (!this.#closed) spinWait.begin(this.#owner.spinWaitUs);
     return promise;
   }
 
@@ -433,7 +436,7 @@ class ActiveRun {
       return;
     }
     this.#track();
-    spinWait.begin(this.#owner.spinWaitUs);
+    if (!this.#closed) spinWait.begin(this.#owner.spinWaitUs);
   }
 
   /**
@@ -631,7 +634,11 @@ class ActiveRun {
 function startRun(prepared: PreparedContext, request: IsolateRunRequest, script: ivm.Script | undefined): Promise<unknown> | undefined {
   try {
     prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, prepared)]);
-    return script === undefined ? prepared.context.eval(wrapScript(request.script), { filename: request.scriptName }) : script.run(prepared.context);
+    const started = script === undefined ? prepared.context.eval(wrapScript(request.script), { filename: request.scriptName }) : script.run(prepared.context);
+    // Handled here too: the run's own handler is attached a few steps later (ActiveRun.watch),
+    // and nothing between may leave a rejection unhandled for a moment.
+    started.catch(noop);
+    return started;
   } catch {
     return undefined;
   }
@@ -666,6 +673,15 @@ function tickAll(): void {
   const now = performance.now();
   // A tick can end runs (and unwatch them): walk a snapshot.
   for (const run of watched.slice()) run.tick(now);
+}
+
+/** The isolate's CPU time, ns; 0 once it is gone (the run then ends as its outcome says). */
+function cpuTimeOf(isolate: ivm.Isolate): bigint {
+  try {
+    return isolate.cpuTime;
+  } catch {
+    return 0n;
+  }
 }
 
 function flushResults(run: ActiveRun): void {

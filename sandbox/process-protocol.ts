@@ -108,6 +108,8 @@ export const CALL_FIELDS = 4;
 export interface ToolResultsMessage {
   readonly kind: typeof PROCESS_MESSAGE_KIND.results;
   readonly results: readonly (number | string | Uint8Array | null)[];
+  /** The child's spin budget from now on, µs (see {@link ChainRunMessage.spinWaitUs}); absent: unchanged. */
+  readonly spinWaitUs?: number;
 }
 
 /** Slots per result in {@link ToolResultsMessage.results}. */
@@ -181,7 +183,7 @@ export function isHostMessage(value: unknown): value is HostMessage {
   if (!isRecord(value)) return false;
   switch (value["kind"]) {
     case PROCESS_MESSAGE_KIND.results:
-      return isResults(value["results"]);
+      return isResults(value["results"]) && (value["spinWaitUs"] === undefined || isSpinWaitUs(value["spinWaitUs"]));
     case PROCESS_MESSAGE_KIND.cancel:
       return true;
     case PROCESS_MESSAGE_KIND.run:

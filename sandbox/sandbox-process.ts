@@ -224,9 +224,11 @@ export class SandboxProcess {
     // Counted while the child works on it: a spin (here or in the child) needs a core beside it.
     spinWait.runStarted();
     const spinWaitUs = this.#options.spinWaitUs ?? 0;
-    this.#channel.send({
-      kind: PROCESS_MESSAGE_KIND.run,
-      spinWaitUs: spinWait.coreFree ? spinWaitUs : 0,
+    let sent = false;
+    try {
+      this.#channel.send({
+        kind: PROCESS_MESSAGE_KIND.run,
+        spinWaitUs: this.#childSpin(),
       chainId: request.chainId,
       script: request.script,
       scriptName: request.scriptName,
@@ -242,7 +244,11 @@ export class SandboxProcess {
       seed: request.seed,
       clockStart: request.clockStart,
       ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
-    });
+      });
+      sent = true;
+    } finally {
+      if (!sent) spinWait.runEnded();
+    }
     // Written now, not at the end of the tick: nothing else would join this write, and the
     // chain's own promise work would otherwise delay the child's start.
     this.#channel.flush();
@@ -391,7 +397,7 @@ export class SandboxProcess {
       let reason = `it is over the ${MAX_FRAME_BYTES}-byte frame limit`;
       if (!part.oversized) {
         try {
-          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: part.entries });
+          this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: part.entries, spinWaitUs: this.#childSpin() });
           continue;
         } catch (error) {
           reason = describeThrown(error);
@@ -402,6 +408,15 @@ export class SandboxProcess {
       for (let i = 0; i < part.entries.length; i += RESULT_FIELDS) answers.push(part.entries[i] as number, resultJson, null);
       this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: answers });
     }
+  }
+
+  /**
+   * The child's spin budget for now, sent with the run and with every batch of results: the
+   * configured one while the runs in flight leave a core free for it, else 0 (a chain started
+   * beside this one turns this child's spin off at its next batch).
+   */
+  #childSpin(): number {
+    return spinWait.coreFree ? (this.#options.spinWaitUs ?? 0) : 0;
   }
 
   #kill(run: ActiveRun, reason: KillReason): void {

@@ -21,7 +21,9 @@
  * it: {@link SpinWait.begin} does nothing (and stops a spin under way) unless the runs in flight
  * in this process, each of which keeps a core busy with its isolate or child, leave one for the
  * spinning thread (`os.availableParallelism()`). Nothing waits on the spin: I/O, timers and
- * immediates run on every turn, as they would have.
+ * immediates run on every turn, as they would have. `availableParallelism()` counts the CPUs
+ * the process may run on, not a container's CPU quota: under a quota below the CPU count, set
+ * `spinWaitUs` to 0 (or lower) on the driver.
  * @module
  */
 import { availableParallelism } from "node:os";
@@ -100,11 +102,13 @@ export class SpinWait {
 
   /**
    * Keeps the event loop turning for up to `budgetUs` µs from now (a spin under way is extended),
-   * when a core is free for it ({@link coreFree}); otherwise stops any spin under way. Returns
-   * whether it spins.
+   * when a core is free for it ({@link coreFree}); when none is, stops any spin under way (a
+   * budget of 0 changes nothing). Returns whether it spins.
    */
   begin(budgetUs: number): boolean {
-    if (!(budgetUs > 0) || !this.coreFree) {
+    // No budget: this caller does not spin, and leaves a spin of another run alone.
+    if (!(budgetUs > 0)) return false;
+    if (!this.coreFree) {
       this.#deadline = 0;
       return false;
     }

@@ -49,6 +49,8 @@ interface ActiveRun {
   readonly pending: Map<number, (result: SerializedToolResult) => void>;
   /** Calls made in the current entry and not sent yet, `callIndex, tool, argsJson, refusal` each. */
   calls: (number | string | null)[];
+  /** Budget of the spin after each batch of calls, µs, as the host last sent it (see spin-wait.ts). */
+  spinWaitUs: number;
 }
 
 /** Serves chains over the host pipe, one at a time; see the module comment. */
@@ -76,6 +78,7 @@ export class ChildLoop {
     switch (message.kind) {
       case PROCESS_MESSAGE_KIND.results: {
         spinWait.end();
+        if (this.#active !== undefined && message.spinWaitUs !== undefined) this.#active.spinWaitUs = message.spinWaitUs;
         const pending = this.#active?.pending;
         const results = message.results;
         for (let i = 0; i < results.length && pending !== undefined; i += RESULT_FIELDS) {
@@ -123,7 +126,7 @@ export class ChildLoop {
     if (pool === undefined || this.#active !== undefined) {
       outcome = sandboxFailure(pool === undefined ? "the child was not initialised" : "the child is already running a chain");
     } else {
-      const active: ActiveRun = { controller: new AbortController(), pending: new Map(), calls: [] };
+      const active: ActiveRun = { controller: new AbortController(), pending: new Map(), calls: [], spinWaitUs: message.spinWaitUs ?? 0 };
       this.#active = active;
       outcome = await this.#execute(pool, active, message);
       this.#active = undefined;
@@ -165,7 +168,6 @@ export class ChildLoop {
       return sandboxFailure(`could not start an isolate: ${describeThrown(error)}`);
     }
     const channel = this.#channel;
-    const spinWaitUs = message.spinWaitUs ?? 0;
     try {
       return await runner.run({
         chainId: message.chainId,
@@ -197,7 +199,7 @@ export class ChildLoop {
           sendCalls(channel, active);
           channel.flush();
           // The script now waits on the host: stay awake for its answer (see spin-wait.ts).
-          if (active.pending.size > 0) spinWait.begin(spinWaitUs);
+          if (active.pending.size > 0) spinWait.begin(active.spinWaitUs);
         },
       });
     } finally {

@@ -101,6 +101,17 @@ describe.each(runners)("%s", (_name, create) => {
   const runner = create();
   afterAll(() => runner.dispose());
 
+  it("ends a run on an isolate disposed after its context was prepared, without an unhandled rejection", async () => {
+    const doomed = create();
+    await doomed.prepare();
+    doomed.dispose();
+    const outcome = await doomed.run(request("return 1;"));
+    expect(outcome).toMatchObject({ status: "error", error: { name: "SandboxError" } });
+    expect(doomed.isDisposed).toBe(true);
+    // A rejection left unhandled would surface here (vitest fails the file on one).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
   it("hands a result given as JSON text to the script as it is", async () => {
     const outcome = await runner.run(
       request("const r = await tools.echo({ n: 1 }); return r;", {

@@ -8,6 +8,7 @@ import { ProcessChannel } from "../../sandbox/process-channel.ts";
 import { CALL_FIELDS, isChildMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "../../sandbox/process-protocol.ts";
 import { getPreludeSource } from "../../sandbox/prelude-bundle.ts";
 import { SandboxProcess } from "../../sandbox/sandbox-process.ts";
+import { MAX_SPIN_WAIT_US, spinWait } from "../../sandbox/spin-wait.ts";
 import type { SandboxRunOutcome, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
 import { chainScript } from "../contracts/sandbox-driver.contract.ts";
 
@@ -94,6 +95,25 @@ describe("sandbox child wire", () => {
     const outcome = await child.next(PROCESS_MESSAGE_KIND.outcome);
     expect(outcome).toMatchObject({ outcome: { status: "ok", returnJson: JSON.stringify(Array.from({ length: 50 }, (_, n) => `r${n}`).join()) } });
     expect(child.received.filter((message) => message.kind === PROCESS_MESSAGE_KIND.calls)).toHaveLength(1);
+  });
+
+  it.skipIf(spinWait.cores < 2)("spins while its script waits on the host, with the budget the host last sent", async () => {
+    const child = childOnPipe();
+    close = child.close;
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.init, memoryLimitMb: 64, maxRunsPerIsolate: 10, preludeSource: getPreludeSource() });
+    await child.next(PROCESS_MESSAGE_KIND.ready);
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.run, ...RUN, spinWaitUs: MAX_SPIN_WAIT_US, script: chainScript("await tools.echo({}); await tools.echo({}); return 1;") });
+    await child.next(PROCESS_MESSAGE_KIND.calls);
+    // The child (this process here) keeps its event loop turning while the script waits.
+    expect(spinWait.spinning).toBe(true);
+    // A chain started beside it on the host: the next results say no more spinning.
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.results, results: [0, okJson("a"), null], spinWaitUs: 0 });
+    expect(spinWait.spinning).toBe(true); // not read yet: the results are still in the pipe
+    await child.next(PROCESS_MESSAGE_KIND.calls);
+    expect(spinWait.spinning).toBe(false);
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.results, results: [1, okJson("b"), null] });
+    expect(await child.next(PROCESS_MESSAGE_KIND.outcome)).toMatchObject({ outcome: { status: "ok", returnJson: "1" } });
+    expect(spinWait.spinning).toBe(false);
   });
 
   it("keeps the script's order of calls and console lines, a large text's bytes decoded", async () => {

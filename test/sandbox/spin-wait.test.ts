@@ -107,6 +107,23 @@ describe("SpinWait", () => {
     expect(isHostMessage({ ...run, spinWaitUs: 1_000 })).toBe(true);
     expect(isHostMessage({ ...run, spinWaitUs: -1 })).toBe(false);
     expect(isHostMessage({ ...run, spinWaitUs: "1000" })).toBe(false);
+    const results = { kind: PROCESS_MESSAGE_KIND.results, results: [0, "{}", null] };
+    expect(isHostMessage(results)).toBe(true);
+    expect(isHostMessage({ ...results, spinWaitUs: 0 })).toBe(true);
+    expect(isHostMessage({ ...results, spinWaitUs: Number.POSITIVE_INFINITY })).toBe(false);
+  });
+
+  it("a budget of 0 leaves another run's spin alone; a run that takes the last core stops it", () => {
+    const spin = new SpinWait(4);
+    spin.runStarted();
+    expect(spin.begin(MAX_SPIN_WAIT_US)).toBe(true);
+    expect(spin.begin(0)).toBe(false); // a driver configured not to spin
+    expect(spin.spinning).toBe(true);
+    spin.runStarted();
+    spin.runStarted();
+    spin.runStarted(); // four runs: no core left for a spinning thread
+    expect(spin.begin(MAX_SPIN_WAIT_US)).toBe(false);
+    expect(spin.spinning).toBe(false);
   });
 });
 
