@@ -229,21 +229,21 @@ export class SandboxProcess {
       this.#channel.send({
         kind: PROCESS_MESSAGE_KIND.run,
         spinWaitUs: this.#childSpin(),
-      chainId: request.chainId,
-      script: request.script,
-      scriptName: request.scriptName,
-      toolNames: request.toolNames,
-      maxToolCalls: request.maxToolCalls,
-      limits: {
-        memoryLimitMb: limits.memoryLimitMb,
-        cpuTimeMs: limits.cpuTimeMs,
-        totalTimeoutMs: limits.totalTimeoutMs,
-        maxOutputBytes: limits.maxOutputBytes,
-        maxArgumentBytes: limits.maxArgumentBytes,
-      },
-      seed: request.seed,
-      clockStart: request.clockStart,
-      ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
+        chainId: request.chainId,
+        script: request.script,
+        scriptName: request.scriptName,
+        toolNames: request.toolNames,
+        maxToolCalls: request.maxToolCalls,
+        limits: {
+          memoryLimitMb: limits.memoryLimitMb,
+          cpuTimeMs: limits.cpuTimeMs,
+          totalTimeoutMs: limits.totalTimeoutMs,
+          maxOutputBytes: limits.maxOutputBytes,
+          maxArgumentBytes: limits.maxArgumentBytes,
+        },
+        seed: request.seed,
+        clockStart: request.clockStart,
+        ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
       });
       sent = true;
     } finally {
