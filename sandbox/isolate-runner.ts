@@ -257,7 +257,7 @@ export class IsolateRunner implements PooledRunner {
           const started = startRun(prepared, request, script);
           const active = new ActiveRun(this.#owner, prepared, request);
           this.#active = active;
-          outcome = active.watch(started);
+          outcome = active.follow(started);
         } else {
           outcome = { status: "error", error: script, wallMs: 0, cpuMs: 0, heapBytes: this.#owner.lastHeapBytes };
         }
@@ -314,8 +314,6 @@ class ActiveRun {
   #closed = false;
   #probing = false;
   #disposedByHost = false;
-  /** Counted in the process's runs in flight (see spin-wait.ts) until it closes. */
-  #counted = false;
 
   constructor(owner: RunOwner, prepared: PreparedContext, request: IsolateRunRequest) {
     this.#owner = owner;
@@ -326,6 +324,8 @@ class ActiveRun {
     this.#cpuStart = cpuTimeOf(owner.isolate);
     this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
     this.#hostOutputCap = request.limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
+    // Counted in the process's runs in flight (see spin-wait.ts) until it closes, which every run does.
+    spinWait.runStarted();
   }
 
   /**
@@ -334,7 +334,7 @@ class ActiveRun {
    * reach this run before the current host turn ends, so this bookkeeping (watchdog, abort
    * listener, the tracked heap read) runs while the isolate's thread wakes up for the run.
    */
-  watch(started: Promise<unknown> | undefined): Promise<SandboxRunOutcome> {
+  follow(started: Promise<unknown> | undefined): Promise<SandboxRunOutcome> {
     const request = this.#request as IsolateRunRequest;
     const { promise, resolve } = Promise.withResolvers<SandboxRunOutcome>();
     this.#finish = resolve;
@@ -344,14 +344,12 @@ class ActiveRun {
     }
     started.catch((error: unknown) => this.#onStartRejected(error));
     watch(this);
-    spinWait.runStarted();
-    this.#counted = true;
     if (request.signal !== undefined) {
       this.#abortHook = new AbortHook(this);
       request.signal.addEventListener("abort", this.#abortHook, { once: true });
     }
     this.#track();
-    if (!this.#closed) spinWait.begin(this.#owner.spinWaitUs);
+    this.#spin();
     return promise;
   }
 
@@ -426,7 +424,7 @@ class ActiveRun {
         this.#onIsolateGone();
         return;
       }
-      spinWait.begin(this.#owner.spinWaitUs);
+      this.#spin();
       return;
     }
     try {
@@ -436,6 +434,11 @@ class ActiveRun {
       return;
     }
     this.#track();
+    this.#spin();
+  }
+
+  /** After a hand-off to the isolate: keeps the host awake for its answer (see spin-wait.ts), unless the run already closed. */
+  #spin(): void {
     if (!this.#closed) spinWait.begin(this.#owner.spinWaitUs);
   }
 
@@ -603,7 +606,7 @@ class ActiveRun {
     this.#closed = true;
     unwatch(this);
     spinWait.end();
-    if (this.#counted) spinWait.runEnded();
+    spinWait.runEnded();
     if (this.#abortHook !== undefined) {
       this.#request?.signal?.removeEventListener("abort", this.#abortHook);
       this.#abortHook.run = undefined;
@@ -635,7 +638,7 @@ function startRun(prepared: PreparedContext, request: IsolateRunRequest, script:
   try {
     prepared.bridge.applyIgnored(undefined, [BRIDGE_OP.configure, configJson(request, prepared)]);
     const started = script === undefined ? prepared.context.eval(wrapScript(request.script), { filename: request.scriptName }) : script.run(prepared.context);
-    // Handled here too: the run's own handler is attached a few steps later (ActiveRun.watch),
+    // Handled here too: the run's own handler is attached a few steps later (ActiveRun.follow),
     // and nothing between may leave a rejection unhandled for a moment.
     started.catch(noop);
     return started;

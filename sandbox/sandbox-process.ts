@@ -104,6 +104,8 @@ export class SandboxProcess {
   readonly #child: ChildProcess;
   readonly #channel: ProcessChannel<ChildMessage, HostMessage>;
   readonly #options: SandboxProcessOptions;
+  /** Budget of the spin after each message to the child, µs (`options.spinWaitUs`, default 0). */
+  readonly #spinWaitUs: number;
   readonly #readiness = Promise.withResolvers<void>();
   readonly #exit = Promise.withResolvers<void>();
   #state: SandboxProcessState = "starting";
@@ -121,6 +123,7 @@ export class SandboxProcess {
   /** Spawns the child; watch {@link ready}. */
   constructor(options: SandboxProcessOptions) {
     this.#options = options;
+    this.#spinWaitUs = options.spinWaitUs ?? 0;
     this.ready = this.#readiness.promise;
     this.ready.catch(() => undefined);
     this.exited = this.#exit.promise;
@@ -223,7 +226,6 @@ export class SandboxProcess {
     this.#active = run;
     // Counted while the child works on it: a spin (here or in the child) needs a core beside it.
     spinWait.runStarted();
-    const spinWaitUs = this.#options.spinWaitUs ?? 0;
     let sent = false;
     try {
       this.#channel.send({
@@ -252,7 +254,7 @@ export class SandboxProcess {
     // Written now, not at the end of the tick: nothing else would join this write, and the
     // chain's own promise work would otherwise delay the child's start.
     this.#channel.flush();
-    spinWait.begin(spinWaitUs);
+    spinWait.begin(this.#spinWaitUs);
     // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
     // that cannot report any more.
     run.timers.push(setTimeout(() => this.#kill(run, "timeout"), limits.totalTimeoutMs + this.#options.killGraceMs));
@@ -391,7 +393,7 @@ export class SandboxProcess {
     run.results = [];
     if (this.#active !== run || run.killReason !== undefined) return;
     // Sent at the end of this tick, in one write; the child answers within the spin, usually.
-    spinWait.begin(this.#options.spinWaitUs ?? 0);
+    spinWait.begin(this.#spinWaitUs);
     // Results too large together go in several messages; one too large alone is answered with an error.
     for (const part of splitBatch(results, RESULT_FIELDS)) {
       let reason = `it is over the ${MAX_FRAME_BYTES}-byte frame limit`;
@@ -416,7 +418,7 @@ export class SandboxProcess {
    * beside this one turns this child's spin off at its next batch).
    */
   #childSpin(): number {
-    return spinWait.coreFree ? (this.#options.spinWaitUs ?? 0) : 0;
+    return spinWait.coreFree ? this.#spinWaitUs : 0;
   }
 
   #kill(run: ActiveRun, reason: KillReason): void {

@@ -25,6 +25,7 @@
  * @module
  */
 import { randomInt, randomUUID } from "node:crypto";
+import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
 import type { SandboxDriver, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
 import { compileScriptDeferred, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
@@ -196,8 +197,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   constructor(options: ToolChainToolOptions) {
     checkChainToolOptions(options);
     this.policy = resolveChainPolicy(options.policy);
-    const { memoryLimitMb, cpuTimeMs, totalTimeoutMs, maxOutputBytes } = this.policy;
-    this.#limits = Object.freeze({ memoryLimitMb, cpuTimeMs, totalTimeoutMs, maxOutputBytes, maxArgumentBytes: MAX_ARGUMENT_BYTES });
+    this.#limits = sandboxLimitsFromPolicy(this.policy, { maxArgumentBytes: MAX_ARGUMENT_BYTES });
     let toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
     if (options.skill) toolbox = toolbox.withSkill(options.skill);
     this.#toolbox = toolbox;
