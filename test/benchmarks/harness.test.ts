@@ -157,7 +157,7 @@ describe("benchmark harness", () => {
       "isochain/acquire-cold", "isochain/acquire-pooled", "raw-ivm/acquire-pooled",
       "isochain/compile-miss", "isochain/compile-hit", "esbuild/transform",
       ...["one-call", "sequential-50", "parallel-50"].flatMap((path) =>
-        ["node-vm", "raw-ivm", "child-process", "child-process-idle", "isochain", "isochain-sync-drive", "isochain-process"].map((runner) => `${runner}/${path}`),
+        ["node-vm", "raw-ivm", "child-process", "child-process-idle", "isochain", "isochain-sync-drive", "isochain-no-spin", "isochain-process"].map((runner) => `${runner}/${path}`),
       ),
       "isochain/per-sequential-call", "isochain-sync-drive/per-sequential-call", "isochain-process/per-sequential-call", "isochain/one-call-50-tools", "isochain/one-call-traced", "isochain/one-call-traced-50-tools",
       "raw-ivm/one-call-new-script", "isochain/one-call-new-script", "isochain-process/one-call-new-script",
