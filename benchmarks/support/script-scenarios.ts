@@ -41,6 +41,12 @@ export interface ScriptScenarioOptions {
    * ({@link rawIvmScenario} and {@link isochainScenario}). @defaultValue false
    */
   readonly freshScript?: boolean;
+  /**
+   * Prepare each run's context ahead, off the critical path ({@link rawIvmScenario} only). With
+   * `false` every run creates its context first: the raw runner as the issue's for-scale figure
+   * describes it ("a fresh context per run"). @defaultValue true
+   */
+  readonly prepareAhead?: boolean;
 }
 
 /** The script of each iteration: the same text, or a new one per call with `freshScript`. */
@@ -85,7 +91,7 @@ export function rawIvmScenario(options: ScriptScenarioOptions): Scenario {
   return {
     ...common(options),
     async setup() {
-      runner = new RawIsolatedVmRunner({ poolSize: 2 });
+      runner = new RawIsolatedVmRunner({ poolSize: 2, prepareAhead: options.prepareAhead ?? true });
       await runner.warm();
       expectValue(await runner.run(next(), BASELINE_TOOLS), options.expected);
     },

@@ -159,6 +159,7 @@ describe("benchmark harness", () => {
       ...["one-call", "sequential-50", "parallel-50"].flatMap((path) =>
         ["node-vm", "raw-ivm", "child-process", "child-process-idle", "isochain", "isochain-sync-drive", "isochain-no-spin", "isochain-process"].map((runner) => `${runner}/${path}`),
       ),
+      "raw-ivm-fresh-context/one-call",
       "isochain/per-sequential-call", "isochain-sync-drive/per-sequential-call", "isochain-process/per-sequential-call", "isochain/one-call-50-tools", "isochain/one-call-traced", "isochain/one-call-traced-50-tools",
       "raw-ivm/one-call-new-script", "isochain/one-call-new-script", "isochain-process/one-call-new-script",
       "isochain/result-1mib", "isochain-process/result-1mib", "isochain-process/result-1mib-inline", "raw-ivm/result-1mib",
