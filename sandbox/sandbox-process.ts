@@ -226,7 +226,6 @@ export class SandboxProcess {
     this.#active = run;
     // Counted while the child works on it: a spin (here or in the child) needs a core beside it.
     spinWait.runStarted();
-    let sent = false;
     try {
       this.#channel.send({
         kind: PROCESS_MESSAGE_KIND.run,
@@ -247,9 +246,9 @@ export class SandboxProcess {
         clockStart: request.clockStart,
         ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
       });
-      sent = true;
-    } finally {
-      if (!sent) spinWait.runEnded();
+    } catch (error) {
+      spinWait.runEnded();
+      throw error;
     }
     // Written now, not at the end of the tick: nothing else would join this write, and the
     // chain's own promise work would otherwise delay the child's start.

@@ -73,6 +73,17 @@ function childScenario({ path, calls, parallel }: ChainPath, idle = false): Scen
  */
 export function chainPathScenarios(chain: ChainPath): Scenario[] {
   const { path, script, expected, target } = chain;
+  /** The same chain on another in-process driver, as a reference beside `isochain/<path>`. */
+  const isochainReference = (runner: string, driver: "sync-drive" | "in-process-no-spin", what: string): Scenario =>
+    isochainScenario({
+      name: `${runner}/${path}`,
+      group: CHAIN_GROUP,
+      script,
+      expected,
+      baseline: `isochain/${path}`,
+      description: `ToolChainTool.run, ${what}: ${path}`,
+      driver,
+    });
   return [
     nodeVmScenario({ name: `node-vm/${path}`, group: CHAIN_GROUP, script, expected, description: `node:vm, same isolate: ${path}` }),
     rawIvmScenario({
@@ -94,24 +105,12 @@ export function chainPathScenarios(chain: ChainPath): Scenario[] {
       description: `ToolChainTool.run, in-process driver, warm pool: ${path}`,
       ...(target === undefined ? {} : { target }),
     }),
-    isochainScenario({
-      name: `isochain-sync-drive/${path}`,
-      group: CHAIN_GROUP,
-      script,
-      expected,
-      baseline: `isochain/${path}`,
-      description: `ToolChainTool.run, isolates driven synchronously on the host thread (a reference, not offered: no heap limit, holds the event loop): ${path}`,
-      driver: "sync-drive",
-    }),
-    isochainScenario({
-      name: `isochain-no-spin/${path}`,
-      group: CHAIN_GROUP,
-      script,
-      expected,
-      baseline: `isochain/${path}`,
-      description: `ToolChainTool.run, in-process driver with spinWaitUs 0 (the host thread sleeps at once after each hand-off to the isolate): ${path}`,
-      driver: "in-process-no-spin",
-    }),
+    isochainReference(
+      "isochain-sync-drive",
+      "sync-drive",
+      "isolates driven synchronously on the host thread (a reference, not offered: no heap limit, holds the event loop)",
+    ),
+    isochainReference("isochain-no-spin", "in-process-no-spin", "in-process driver with spinWaitUs 0 (the host thread sleeps at once after each hand-off to the isolate)"),
     isochainScenario({
       name: `isochain-process/${path}`,
       group: CHAIN_GROUP,
