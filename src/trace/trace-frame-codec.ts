@@ -31,6 +31,12 @@ import type { TraceEvent } from "./trace-event.ts";
 // 64-bit integers decode as numbers: a trace holds JSON data, and a BigInt in a hand-made file
 // would reach code (a table, a JSON export) that cannot print it.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: "number" });
+/**
+ * The same encoding, with map headers sized to each object: needed for an object of 65 536 keys
+ * or more (valid JSON a tool may return, or a script pass), which the fast 16-bit map header of
+ * `packr` cannot hold. It encodes 5-10% slower, so it is only the fallback.
+ */
+const widePackr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", variableMapSize: true });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number" });
 /** The UTF-8 bytes of `__proto__`, whatever msgpack string header precedes them. */
 const PROTO_KEY = Buffer.from("__proto__");
@@ -49,7 +55,7 @@ const MAX_PAYLOAD_BYTES = 0xffff_ffff;
 export function encodeTraceFrame(event: TraceEvent): Buffer {
   let payload: Buffer;
   try {
-    payload = packr.pack(event);
+    payload = packWide(event);
   } catch (cause) {
     throw new ChainRuntimeError("STORE_FAILED", `Could not encode a ${event.type} trace event.`, {
       cause,
@@ -65,6 +71,16 @@ export function encodeTraceFrame(event: TraceEvent): Buffer {
   frame.writeUInt32BE(payload.length, 0);
   payload.copy(frame, TRACE_FRAME_HEADER_BYTES);
   return frame;
+}
+
+/** Packs with the fast encoder, or with {@link widePackr} when an object has too many keys for it. */
+function packWide(event: TraceEvent): Buffer {
+  try {
+    return packr.pack(event);
+  } catch {
+    // msgpackr says which option it needs in its message; any failure gets the second try.
+    return widePackr.pack(event);
+  }
 }
 
 /** What {@link decodeTraceFrames} found. */

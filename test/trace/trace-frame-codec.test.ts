@@ -85,4 +85,13 @@ describe("trace frame codec", () => {
     padded.set(frame, 8);
     expect(decodeTraceFrames(padded.subarray(8)).events).toEqual([toolCallEvent(1)]);
   });
+
+  it("encodes an object of 65 536 keys or more (too wide for msgpack's 16-bit map header)", () => {
+    const wide: Record<string, number> = {};
+    for (let i = 0; i < 70_000; i++) wide[`k${i}`] = i;
+    const event: TraceEvent = { ...toolResultEvent(0), result: { status: "ok", text: "wide", structured: wide } } as TraceEvent;
+    const frame = encodeTraceFrame(event);
+    const decoded = decodeTraceFrames(frame).events[0] as Extract<TraceEvent, { type: "tool-result" }>;
+    expect(Object.keys((decoded.result as { structured: object }).structured)).toHaveLength(70_000);
+  });
 });
