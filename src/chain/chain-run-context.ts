@@ -30,6 +30,7 @@ import {
   type ToolEndEvent,
   type ToolStartEvent,
 } from "../kernel/index.ts";
+import { fitsArgumentLimits } from "../invoker/gates/normalize-arguments.ts";
 import type { TraceRecorder } from "../trace/trace-recorder.ts";
 import type { RunPlan } from "./call-router.ts";
 
@@ -251,11 +252,17 @@ export class ChainRunContext {
   }
 }
 
-/** The arguments a hook received as JSON text, parsed; anything else as it is. */
+/**
+ * The arguments a hook received as JSON text, parsed; anything else as it is. Text that does not
+ * parse, or parses to a tree past the argument limits (which the invoker refuses, and which a
+ * script can only send by hiding it from the prelude's check), stays text: the trace logs it and
+ * digests it as the invoker's record does, and nothing walks the deep tree recursively.
+ */
 export function parseArguments(args: unknown): unknown {
   if (typeof args !== "string") return args;
   try {
-    return JSON.parse(args) as unknown;
+    const parsed = JSON.parse(args) as unknown;
+    return fitsArgumentLimits(parsed) ? parsed : args;
   } catch {
     return args;
   }

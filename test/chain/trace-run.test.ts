@@ -143,6 +143,7 @@ describe("every run writes a trace", () => {
     const report = await replay(await store.load("random-delays"), { mode: "strict", driver: "in-process" });
     expect(report.divergence).toBeUndefined();
     expect(report.identical).toBe(true);
+    expect(report.identical).toBe(true);
     expect(report.replayedCalls).toHaveLength(5);
   });
 
@@ -207,5 +208,50 @@ describe("every run writes a trace", () => {
       [0, "c0"],
       [1, "c1"],
     ]);
+  });
+});
+
+describe("values at and past the limits keep the trace whole", () => {
+  it("traces a call whose arguments hold an object of 70 000 keys (wider than a 16-bit msgpack map)", async () => {
+    const store = new MemoryTraceStore();
+    const run = await traced(store).run(
+      `const wide = {}; for (let i = 0; i < 70000; i++) wide["k" + i] = i; return (await tools.echo({ value: wide })).status;`,
+      { chainId: "wide-args" },
+    );
+    expect(run.returnValue).toBe("ok");
+    expect(run.traceError).toBeUndefined();
+    const call = (await store.load("wide-args")).calls[0];
+    expect(call?.state).toBe("completed");
+    expect(Object.keys((call?.args as { value: object }).value)).toHaveLength(70_000);
+  });
+
+  it("logs arguments past the depth limit as their JSON text (a Proxy hid them from the prelude): refused, traced, loadable", async () => {
+    const store = new MemoryTraceStore();
+    const chain = traced(store);
+    // The Proxy shows the prelude's check one flat field and JSON.stringify a 5 000-deep array.
+    const code = `
+      let deep = 1; for (let i = 0; i < 5000; i++) deep = [deep];
+      const hidden = new Proxy({}, {
+        ownKeys: () => ["value"],
+        getOwnPropertyDescriptor: () => ({ value: 1, enumerable: true, configurable: true, writable: true }),
+        get: () => deep,
+      });
+      const r = await tools.echo(hidden);
+      return [r.status, r.code];`;
+    ran.length = 0;
+    const run = await chain.run(code, { chainId: "deep-args" });
+    expect(run.returnValue).toEqual(["error", "INVALID_ARGUMENTS"]);
+    expect(ran).toEqual([]);
+    expect(run.traceError).toBeUndefined();
+    const trace = await store.load("deep-args");
+    expect(trace.calls).toHaveLength(1);
+    expect(trace.calls[0]).toMatchObject({ state: "completed", status: "error", argsDigest: run.callTrace[0]?.argsDigest });
+    expect(typeof trace.calls[0]?.args).toBe("string");
+    expect((trace.calls[0]?.args as string).startsWith('{"value":[[[[')).toBe(true);
+    // A strict replay of that trace matches the call (same digest) and sees the same refusal.
+    const report = await replay(trace, { mode: "strict", toolbox, driver: "in-process" });
+    expect(report.divergence).toBeUndefined();
+    expect(report.identical).toBe(true);
+    expect(report.run.returnValue).toEqual(["error", "INVALID_ARGUMENTS"]);
   });
 });

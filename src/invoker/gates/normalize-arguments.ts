@@ -59,12 +59,21 @@ function describeKind(value: unknown): string {
 const TOO_LARGE = `Arguments are too large: more than ${MAX_ARGUMENT_NODES} values (array items and object fields); pass large data as an artifact.`;
 
 /**
+ * True when a tree JSON.parse made is within the argument limits ({@link MAX_ARGUMENT_DEPTH}
+ * levels, {@link MAX_ARGUMENT_NODES} values), `__proto__` keys and all: a tree past them is one
+ * the invoker refuses, and code that walks it recursively (a digest, an encoder) must not.
+ */
+export function fitsArgumentLimits(value: unknown): boolean {
+  return typeof value !== "object" || value === null || checkParsed(value, false) === "copy";
+}
+
+/**
  * Whether a tree JSON.parse made is exactly what {@link cloneArguments} would copy it to
  * (`"copy"`: within the depth and size limits, with no `__proto__` key), is past the size limit
  * (`"too-large"`), or needs the full copy to say why or drop a key (`"needs-copy"`). Reads only
  * own data properties (all a parsed tree has).
  */
-function checkParsed(root: object): "copy" | "too-large" | "needs-copy" {
+function checkParsed(root: object, protoKeyNeedsCopy = true): "copy" | "too-large" | "needs-copy" {
   let nodes = 0;
   let tooLarge = false;
   const walk = (value: unknown, depth: number): boolean => {
@@ -79,7 +88,7 @@ function checkParsed(root: object): "copy" | "too-large" | "needs-copy" {
     const keys = Object.keys(value);
     if (nodes + keys.length > MAX_ARGUMENT_NODES) return !(tooLarge = true);
     for (const key of keys) {
-      if (key === "__proto__" || !walk((value as Record<string, unknown>)[key], depth + 1)) return false;
+      if ((protoKeyNeedsCopy && key === "__proto__") || !walk((value as Record<string, unknown>)[key], depth + 1)) return false;
     }
     return true;
   };
