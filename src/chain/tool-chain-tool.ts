@@ -58,6 +58,7 @@ import {
   type ToolExecutionResult,
   type ToolRisk,
 } from "../kernel/index.ts";
+import { fireHook } from "../kernel/fire-hook.ts";
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
@@ -520,19 +521,6 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   /** The invoker's hooks: per-run bookkeeping and trace, then the user's hooks. */
   #dispatchingHooks(): Hooks {
     const user = this.#hooks;
-    const callUser = async <E extends "TOOL_START" | "TOOL_END">(event: E, payload: Parameters<NonNullable<Hooks[E]>>[0]): Promise<void> => {
-      const hook = user?.[event] as ((payload: unknown) => void | Promise<void>) | undefined;
-      if (!hook) return;
-      try {
-        await hook(payload);
-      } catch (error) {
-        try {
-          user?.onHookError?.(error, event);
-        } catch {
-          // nothing left to report to
-        }
-      }
-    };
     return {
       TOOL_START: async (payload) => {
         const run = this.#runOf(payload.chainId);
@@ -540,7 +528,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           const seen = run.onToolStart(payload);
           if (seen) await run.recorder?.hooks().TOOL_START?.(seen);
         }
-        await callUser("TOOL_START", payload);
+        await fireHook(user, "TOOL_START", payload);
       },
       TOOL_END: async (payload) => {
         const run = this.#runOf(payload.chainId);
@@ -548,7 +536,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           const seen = run.onToolEnd(payload);
           if (seen) await run.recorder?.hooks().TOOL_END?.(seen);
         }
-        await callUser("TOOL_END", payload);
+        await fireHook(user, "TOOL_END", payload);
       },
     };
   }
@@ -682,24 +670,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     return result;
   }
 
-  async #fireChainStart(chainId: string, code: string): Promise<void> {
-    const hook = this.#hooks?.CHAIN_START;
-    if (!hook) return;
-    try {
-      await hook({ event: "CHAIN_START", chainId, code: typeof code === "string" ? code : "" });
-    } catch (error) {
-      this.#hooks?.onHookError?.(error, "CHAIN_START");
-    }
+  #fireChainStart(chainId: string, code: string): Promise<void> {
+    return fireHook(this.#hooks, "CHAIN_START", { event: "CHAIN_START", chainId, code: typeof code === "string" ? code : "" });
   }
 
-  async #fireChainEnd(chainId: string, result: ChainRunResult): Promise<void> {
-    const hook = this.#hooks?.CHAIN_END;
-    if (!hook) return;
-    try {
-      await hook({ event: "CHAIN_END", chainId, result });
-    } catch (error) {
-      this.#hooks?.onHookError?.(error, "CHAIN_END");
-    }
+  #fireChainEnd(chainId: string, result: ChainRunResult): Promise<void> {
+    return this.#hooks?.CHAIN_END ? fireHook(this.#hooks, "CHAIN_END", { event: "CHAIN_END", chainId, result }) : Promise.resolve();
   }
 }
 

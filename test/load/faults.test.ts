@@ -120,6 +120,34 @@ describe.each(DRIVERS)("fault injection [%s]", (driver) => {
     }
   });
 
+  it("an onHookError that throws too is dropped: the chain still ends with its result", async () => {
+    const reported: string[] = [];
+    const harness = createHarness(driver, {
+      hooks: {
+        CHAIN_START: () => {
+          throw new Error("chain start hook (injected)");
+        },
+        TOOL_END: () => Promise.reject(new Error("end hook (injected)")),
+        CHAIN_END: () => {
+          throw new Error("chain end hook (injected)");
+        },
+        onHookError: (_error, event) => {
+          reported.push(event);
+          throw new Error("onHookError (injected)");
+        },
+      },
+    });
+    try {
+      const result = await harness.run("return (await tools.echo({ value: 1 })).status;");
+      expect(result.status).toBe("ok");
+      expect(result.returnValue).toBe("ok");
+      expect(reported.sort()).toEqual(["CHAIN_END", "CHAIN_START", "TOOL_END"]);
+      harness.expectTraceWhole(result);
+    } finally {
+      await harness.close();
+    }
+  });
+
   it("trace store fails mid-chain: the recorder keeps the error, the chain is unaffected", async () => {
     const store = new FailingTraceStore(2); // chain-start and the first tool-call land, then the volume goes
     const chainId = "fault-trace-1";
