@@ -46,8 +46,11 @@ import {
   type ChainRunResult,
   ChainRuntimeError,
   type ChainCallRecord,
+  type ChainCleanupError,
   type ChainRunStatus,
+  describeThrown,
   digestJson,
+  isChainRuntimeError,
   type Hooks,
   type InvocationResult,
   type ObjectJsonSchema,
@@ -457,7 +460,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       // After the sandbox has its tasks (the driver queues them in this turn's microtasks).
       const checked = await confirming.catch(async (error: unknown) => {
         await running; // esbuild could not run: nothing is left behind, then the error as compileScript throws it
-        await sessionOf().close();
+        await closeSession(sessionOf());
         throw error;
       });
       outcome = await running;
@@ -479,7 +482,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // Calls still running were cancelled by the driver; wait for their records so the trace is whole.
     if (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     const session = sessionOf();
-    await session.close();
+    const cleanupError = await closeSession(session);
     if (refusedByV8 !== undefined) return compileFailed(refusedByV8.error);
     const suspended = run.stopReason === "suspended" && run.pendingApproval !== undefined;
     return this.#finish(chainId, started, {
@@ -492,6 +495,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       seed,
       clockStart,
       run,
+      ...(cleanupError === undefined ? {} : { cleanupError }),
     });
   }
 
@@ -597,6 +601,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       source?: string;
       session?: InvokerSession;
       run: ChainRunContext;
+      cleanupError?: ChainCleanupError;
     },
   ): Promise<TracedChainRunResult> {
     const { run } = parts;
@@ -657,6 +662,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       seed: parts.seed,
       clockStart: parts.clockStart,
       ...(pendingApproval ? { pendingApproval } : {}),
+      ...(parts.cleanupError ? { cleanupError: parts.cleanupError } : {}),
     };
     if (run.recorder) {
       await run.recorder.end(result);
@@ -676,6 +682,22 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
   #fireChainEnd(chainId: string, result: ChainRunResult): Promise<void> {
     return this.#hooks?.CHAIN_END ? fireHook(this.#hooks, "CHAIN_END", { event: "CHAIN_END", chainId, result }) : Promise.resolve();
+  }
+}
+
+/**
+ * Closes a chain's invoker session. An unpin the blob store refused is the chain's clean-up
+ * failing after its calls are done: returned, for the result to report, never thrown over the
+ * run's outcome.
+ */
+async function closeSession(session: InvokerSession): Promise<ChainCleanupError | undefined> {
+  try {
+    await session.close();
+    return undefined;
+  } catch (error) {
+    return isChainRuntimeError(error)
+      ? { code: error.code, message: error.message }
+      : { code: "STORE_FAILED", message: `Closing the chain's invoker session failed: ${describeThrown(error)}` };
   }
 }
 

@@ -75,4 +75,17 @@ export interface ChainRunResult {
   readonly clockStart?: number;
   /** Set when `status` is `"suspended"`: the request a human must decide. */
   readonly pendingApproval?: ApprovalRequest;
+  /**
+   * Set when cleaning up after the chain failed: the blob store could not unpin artifacts the
+   * chain's results pinned (they stay pinned, out of the store's `gc`, until unpinned). The run
+   * itself ended as `status` says; its calls, results and trace are unaffected.
+   */
+  readonly cleanupError?: ChainCleanupError;
+}
+
+/** What failed while cleaning up after a chain (see {@link ChainRunResult.cleanupError}). */
+export interface ChainCleanupError {
+  /** The `ChainRuntimeError` code: `STORE_FAILED`. */
+  readonly code: string;
+  readonly message: string;
 }

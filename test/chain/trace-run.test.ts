@@ -4,6 +4,7 @@ import {
   ChainRuntimeError,
   defineTool,
   fingerprintToolbox,
+  MemoryBlobStore,
   MemoryTraceStore,
   replay,
   summarizeRun,
@@ -253,5 +254,28 @@ describe("values at and past the limits keep the trace whole", () => {
     expect(report.divergence).toBeUndefined();
     expect(report.identical).toBe(true);
     expect(report.run.returnValue).toEqual(["error", "INVALID_ARGUMENTS"]);
+  });
+});
+
+describe("clean-up after the chain", () => {
+  it("reports an unpin the blob store refuses as cleanupError: the result stands and the trace ends", async () => {
+    class UnpinFails extends MemoryBlobStore {
+      override async unpin(): Promise<never> {
+        throw new Error("unpin refused (injected)");
+      }
+    }
+    const store = new MemoryTraceStore();
+    const chain = traced(store, { blobStore: new UnpinFails() });
+    const run = await chain.run(`const r = await tools.echo({ value: "x".repeat(10000) }); return [r.status, typeof r.artifactRef];`, {
+      chainId: "unpin-fails",
+    });
+    expect(run.status).toBe("ok");
+    expect(run.returnValue).toEqual(["ok", "string"]);
+    expect(run.cleanupError).toMatchObject({ code: "STORE_FAILED", message: expect.stringContaining("unpin refused (injected)") });
+    expect(run.traceError).toBeUndefined();
+    expect((await store.load("unpin-fails")).outcome).toMatchObject({ status: "ok" });
+    // The model's view of the same run: a result, not a throw.
+    const forModel = await chain.execute({ code: `return (await tools.echo({ value: "y".repeat(10000) })).status;` });
+    expect(forModel.isError).not.toBe(true);
   });
 });
