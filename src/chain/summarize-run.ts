@@ -1,4 +1,4 @@
-import type { ChainRunResult } from "../kernel/index.ts";
+import { type ChainRunResult, describeThrown } from "../kernel/index.ts";
 import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
 /** Bounds of the text summary the model reads. */
@@ -36,7 +36,7 @@ export function summarizeRun(run: ChainRunResult, limits: Partial<RunSummaryLimi
   if (run.returnArtifactRef) {
     lines.push(`return value: stored as artifact ${run.returnArtifactRef} (too large to show inline)`);
   } else if (run.returnValue !== undefined) {
-    lines.push(`return value:\n${truncate(JSON.stringify(run.returnValue, null, 2), bounds.maxReturnBytes)}`);
+    lines.push(`return value:\n${truncate(showJson(run.returnValue), bounds.maxReturnBytes)}`);
   }
   if (run.outputText) lines.push(`console output:\n${truncate(run.outputText, bounds.maxOutputBytes)}`);
   if (run.callTrace.length > 0) {
@@ -50,6 +50,15 @@ export function summarizeRun(run: ChainRunResult, limits: Partial<RunSummaryLimi
     if (hidden > 0) lines.push(`  … ${hidden} more call${hidden === 1 ? "" : "s"} not shown`);
   }
   return lines.join("\n");
+}
+
+/** `value` as indented JSON; a value JSON cannot show (a result built by hand) is said to be one, never thrown. */
+function showJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? `(${typeof value}: not JSON)`;
+  } catch (error) {
+    return `(a value that cannot be shown as JSON: ${describeThrown(error)})`;
+  }
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes, with a marker saying how much was cut. */

@@ -62,6 +62,7 @@ import {
   type ToolRisk,
 } from "../kernel/index.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
+import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
@@ -616,6 +617,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         ...(toolNames === undefined ? {} : { toolNames }),
       });
     }
+    let status = parts.status;
     let returnValue: unknown;
     let returnArtifactRef: ArtifactRef | undefined;
     if (outcome?.status === "ok" && outcome.returnJson !== undefined) {
@@ -627,6 +629,18 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         }
       } else {
         returnValue = JSON.parse(outcome.returnJson);
+      }
+      // The prelude refuses a value this deep, unless a Proxy showed its check another value
+      // than JSON.stringify read. Past here the value would be walked recursively (the trace's
+      // encoder, the model's summary, a caller's code), so it is refused here too.
+      if (outcome.returnJson.length > 2 * MAX_RETURN_DEPTH && jsonDepthExceeds(returnValue, MAX_RETURN_DEPTH)) {
+        returnValue = undefined;
+        status = "error";
+        error = {
+          phase: "runtime",
+          name: "TypeError",
+          message: `return value must be JSON-compatible: found a value nested deeper than ${MAX_RETURN_DEPTH} levels`,
+        };
       }
     }
     const durationMs = performance.now() - started;
@@ -644,7 +658,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const pendingApproval = parts.status === "suspended" ? run.pendingApproval : undefined;
     let result: TracedChainRunResult = {
       chainId,
-      status: parts.status,
+      status,
       ...(returnValue !== undefined ? { returnValue } : {}),
       ...(returnArtifactRef ? { returnArtifactRef } : {}),
       outputText: parts.outputText,
@@ -716,6 +730,9 @@ function whenAborted<T>(signal: AbortSignal, value: T): Promise<T> {
   if (signal.aborted) return Promise.resolve(value);
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value), { once: true }));
 }
+
+/** Deepest nesting of a return value, as the prelude's plain-data check counts it (prelude/plain-data.ts). */
+const MAX_RETURN_DEPTH = 200;
 
 /** Most warm sandboxes a `ToolChainTool` keeps (`poolSize`): each is an isolate or a child process. */
 const MAX_POOL_SIZE = 256;
