@@ -22,7 +22,8 @@
  * `toJSON` is honoured, so a `Date` becomes its ISO string) except where JSON would lose data
  * without a word: cycles, BigInt, functions, symbols, non-finite numbers, `Map`, `Set`,
  * typed arrays, `ArrayBuffer` and `Promise` anywhere in the value are invalid, and the reason
- * names the path (`$.rows[3].id`).
+ * names the path (`$.rows[3].id`). So are values nested deeper than {@link MAX_RESULT_DEPTH}
+ * levels and results of more than {@link MAX_RESULT_VALUES} values.
  * @module
  */
 import type { ContentBlock, ToolExecutionResult } from "../kernel/index.ts";
@@ -124,6 +125,13 @@ function checkBlock(block: unknown, path: string): ContentBlock {
  */
 export const MAX_RESULT_VALUES = 10_000_000;
 
+/**
+ * Deepest nesting of objects and arrays in one result (the top level is level 0): 200, the bound
+ * a script's own return value has. Anything deeper is refused before code that walks values
+ * recursively (the trace's encoder, the isolate's copy) could overflow its stack on it.
+ */
+export const MAX_RESULT_DEPTH = 200;
+
 /** The state of one {@link toJson} walk: the objects above the current one and the values left. */
 class Walk {
   readonly ancestors = new Set<object>();
@@ -197,8 +205,11 @@ function toJson(value: unknown, path: JsonPath, walk: Walk): unknown {
   }
   const toJSON = (obj as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") return toJson(toJSON.call(obj, ""), path, walk);
-  ancestors.add(obj);
   const parts = path.parts;
+  if (parts.length > MAX_RESULT_DEPTH) {
+    throw new NotJson(`${path.toString().slice(0, 120)}… is nested deeper than ${MAX_RESULT_DEPTH} levels; return flatter data, or write it to a file or blob and return a reference.`);
+  }
+  ancestors.add(obj);
   if (Array.isArray(obj)) {
     const length = obj.length;
     // Checked before the copy is allocated: `rows.length = 2 ** 32 - 1` is one property.

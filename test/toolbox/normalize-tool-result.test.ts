@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_RESULT_VALUES, normalizeToolResult } from "../../src/toolbox/normalize-tool-result.ts";
+import { MAX_RESULT_DEPTH, MAX_RESULT_VALUES, normalizeToolResult } from "../../src/toolbox/normalize-tool-result.ts";
 
 function ok(value: unknown) {
   const normalized = normalizeToolResult(value);
@@ -117,6 +117,19 @@ describe("normalizeToolResult", () => {
     // Counted over the whole tree, not per array.
     const wide = Array.from({ length: 11 }, () => new Array<number>(MAX_RESULT_VALUES / 10).fill(0));
     expect(reason({ wide })).toMatch(/takes the result past/);
+  });
+
+  it("refuses a result nested deeper than MAX_RESULT_DEPTH levels with a clear reason (no stack overflow at any depth)", () => {
+    const nest = (levels: number): unknown => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = [value];
+      return value;
+    };
+    // Arrays at levels 1..200 below the top-level object pass; one more is refused.
+    expect(ok({ v: nest(MAX_RESULT_DEPTH) }).structuredContent).toBeDefined();
+    expect(reason({ v: nest(MAX_RESULT_DEPTH + 1) })).toMatch(/^\$\.v\[0\]\[0\].*… is nested deeper than 200 levels; return flatter data/);
+    expect(reason({ v: nest(1_000_000) })).toMatch(/nested deeper than 200 levels/);
+    expect(reason({ content: [], structuredContent: { v: nest(5_000) } })).toMatch(/^\$\.structuredContent\.v.*nested deeper/);
   });
 
   it("keeps a large result under the bound", () => {
