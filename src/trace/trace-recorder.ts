@@ -7,9 +7,10 @@
  * - Every append is awaited inside the hook, and the invoker awaits its hooks: with a durable
  *   store the `tool-call` is on disk before the tool executes and the `tool-result` before the
  *   script sees the result. That is what makes a resumed chain at-most-once.
- * - A `TOOL_END` with no `TOOL_START` before it (a call refused at the budget gate) still gets a
- *   `tool-call` (arguments unknown, digest from the record) followed by its `tool-result`, so
- *   the log holds one entry per call the host received.
+ * - A `TOOL_END` with no `TOOL_START` before it (a call refused at the budget gate), or whose
+ *   `tool-call` the store refused, still gets a `tool-call` (arguments unknown, digest from the
+ *   record) followed by its `tool-result`, so the log holds one entry per call the host
+ *   received and never a result without its call.
  * - Hook payloads of other chains are ignored: a recorder may sit on hooks shared by many chains.
  * - A store failure is never thrown into the invoker (hook errors are swallowed there) and
  *   never dropped: it is kept in {@link TraceRecorder.failures}, exposed as
@@ -193,7 +194,7 @@ export class TraceRecorder {
     if (payload.chainId !== this.chainId) return;
     this.#announced.add(payload.callId);
     const risk = this.#risks?.get(payload.tool);
-    await this.#append(
+    const logged = await this.#append(
       {
         type: "tool-call",
         callId: payload.callId,
@@ -206,6 +207,10 @@ export class TraceRecorder {
       },
       payload.callId,
     );
+    // Refused by the store: the call's end logs a stand-in first (as for a call refused before
+    // its start), so the log never holds a result without its call. (Nothing goes into a log
+    // whose chain-start was refused or never came.)
+    if (!logged && this.#risks !== undefined && this.#startRefused === undefined) this.#announced.delete(payload.callId);
   }
 
   async #onToolEnd(payload: ToolEndEvent): Promise<void> {
@@ -243,7 +248,8 @@ export class TraceRecorder {
     );
   }
 
-  async #append(event: TraceEvent, callId: string | undefined): Promise<void> {
+  /** Appends `event`; false when it was not logged (the failure is kept, see {@link TraceRecorder.failures}). */
+  async #append(event: TraceEvent, callId: string | undefined): Promise<boolean> {
     if (this.#risks === undefined) {
       this.#fail(
         event.type,
@@ -252,7 +258,7 @@ export class TraceRecorder {
           details: { chainId: this.chainId, type: event.type },
         }),
       );
-      return;
+      return false;
     }
     if (this.#startRefused !== undefined) {
       // The log under this chain id is not this run's (or was never begun): nothing more goes in.
@@ -264,10 +270,11 @@ export class TraceRecorder {
           details: { chainId: this.chainId, type: event.type },
         }),
       );
-      return;
+      return false;
     }
     try {
       await this.#store.append(this.chainId, event);
+      return true;
     } catch (cause) {
       const error = isChainRuntimeError(cause)
         ? cause
@@ -277,6 +284,7 @@ export class TraceRecorder {
           });
       if (event.type === "chain-start") this.#startRefused = error;
       this.#fail(event.type, callId, error);
+      return false;
     }
   }
 

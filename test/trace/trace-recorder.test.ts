@@ -157,6 +157,24 @@ describe("TraceRecorder", () => {
     expect(recorder.failures).toEqual([]);
   });
 
+  it("logs a stand-in call before the result of a call whose tool-call the store refused: never a result without its call", async () => {
+    const store = new MemoryTraceStore();
+    const append = store.append.bind(store);
+    let refused = 0;
+    store.append = async (chainId, event) => {
+      if (event.type === "tool-call" && refused++ === 0) throw new Error("disk hiccup (tool-call)");
+      return append(chainId, event);
+    };
+    const recorder = new TraceRecorder({ store, chainId: "hiccup" });
+    await recorder.start(META);
+    await recorder.hooks().TOOL_START?.(toolStart("hiccup", 0));
+    await recorder.hooks().TOOL_END?.(toolEnd("hiccup", 0));
+    const [call] = (await store.load("hiccup")).calls;
+    expect(call).toMatchObject({ callId: "c0", state: "completed", argsDigest: "e".repeat(64), status: "ok" });
+    expect(call?.args).toBeUndefined();
+    expect(recorder.failures.map((failure) => [failure.event, failure.callId])).toEqual([["tool-call", "c0"]]);
+  });
+
   it("ignores hook payloads of other chains", async () => {
     const store = new MemoryTraceStore();
     const recorder = new TraceRecorder({ store, chainId: "mine" });
