@@ -153,7 +153,15 @@ export class FileTraceStore implements TraceStore {
     assertTraceChainId(chainId);
     assertTraceEvent(event);
     if (this.#closed) throw new ChainRuntimeError("STORE_FAILED", "The trace store is closed.", { details: { chainId } });
-    const frame = encodeTraceFrame(event);
+    let frame: Buffer;
+    try {
+      frame = encodeTraceFrame(event);
+    } catch (error) {
+      // The chain is over even though its end could not be logged: its writer still closes
+      // its file and gives up its lease, as after a chain-end.
+      if (event.type === "chain-end") this.#writers.get(chainId)?.end();
+      throw error;
+    }
     const starts = event.type === "chain-start";
     let writer = this.#writers.get(chainId);
     if (writer !== undefined && starts) throw chainIdTakenError(chainId);
@@ -406,9 +414,20 @@ class ChainLogWriter {
     if (ends) this.#ended = true;
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ frame, durable, resolve, reject });
-      this.#draining ??= this.#drain().finally(() => {
-        this.#draining = undefined;
-      });
+      this.#startDrain();
+    });
+  }
+
+  /** The chain ended with no chain-end to write: once what is queued is written, retire as after one. */
+  end(): void {
+    if (this.#failure !== undefined) return;
+    this.#ended = true;
+    this.#startDrain();
+  }
+
+  #startDrain(): void {
+    this.#draining ??= this.#drain().finally(() => {
+      this.#draining = undefined;
     });
   }
 

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } f
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import { FileTraceStore } from "../../src/trace/file-trace-store.ts";
 import { UNREADABLE_RESUME_CLAIM } from "../../src/trace/trace-store.ts";
@@ -246,6 +246,28 @@ describe("FileTraceStore", () => {
     expect(await observer.liveWriter("taken")).toBe("this process");
     await writer.close();
     expect(await observer.liveWriter("taken")).toBeUndefined();
+  });
+
+  it("closes the file and gives up the lease when a chain-end cannot be encoded: the chain is over all the same", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir, fsync: false });
+    const openFiles = async (): Promise<number> => (await readdir("/proc/self/fd")).length;
+    await store.append("unending", chainStartEvent("unending"));
+    await store.append("unending", toolCallEvent(0));
+    await store.append("unending", toolResultEvent(0));
+    const whileWriting = await openFiles();
+    expect(await store.liveWriter("unending")).toBe("this process");
+    let deep: unknown = 1;
+    for (let i = 0; i < 50_000; i++) deep = [deep]; // past what msgpack can nest
+    await expectCode(store.append("unending", chainEndEvent({ returnValue: deep })), "STORE_FAILED");
+    // The writer retires in the background, as after a chain-end.
+    await vi.waitFor(async () => expect(await store.liveWriter("unending")).toBeUndefined(), { timeout: 5_000 });
+    expect(await readdir(dir)).toEqual(["unending.trace"]);
+    expect(await openFiles()).toBeLessThan(whileWriting);
+    const trace = await store.load("unending");
+    expect(trace.calls.map((call) => call.state)).toEqual(["completed"]);
+    expect(trace.outcome).toBeUndefined();
+    await store.close();
   });
 
   it("names the live writer of a chain from its lease: this process, another live one, another host, or none", async () => {
