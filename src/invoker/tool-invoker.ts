@@ -160,7 +160,8 @@ class CallState {
  * the module comment). One per process; per-chain state lives in an {@link InvokerSession}.
  *
  * Throws `ChainRuntimeError` `POLICY_INVALID` from the constructor or `openSession` when a
- * policy is out of range; `invoke` itself never throws.
+ * policy is out of range, and `ARGUMENT_INVALID` from the constructor when an option is not
+ * what it must be (see the constructor); `invoke` itself never throws.
  */
 export class ToolInvoker {
   /** The resolved default policy of sessions. */
@@ -172,8 +173,15 @@ export class ToolInvoker {
   readonly #maxTraceRecords: number;
   readonly #validator = new ArgumentValidator();
 
-  /** @param options - see {@link ToolInvokerOptions}. */
+  /**
+   * @param options - see {@link ToolInvokerOptions}.
+   * @throws ChainRuntimeError `ARGUMENT_INVALID` when `options` is not an object, or an option
+   * lacks a method the invoker calls (`toolbox` without `get`/`names`, `approvalHandler`
+   * without `request`, `blobStore` without `put`/`resolve`/`pin`/`unpin`, a hook that is not
+   * a function); `POLICY_INVALID` for a policy or `maxTraceRecords` out of range.
+   */
   constructor(options: ToolInvokerOptions) {
+    checkInvokerOptions(options);
     this.policy = resolveChainPolicy(options.policy);
     this.#toolbox = options.toolbox;
     this.#approvalHandler = options.approvalHandler;
@@ -397,6 +405,63 @@ export class ToolInvoker {
         return invocationFailure("CANCELLED", `The call of "${call.tool}" was cancelled while running; its signal was aborted.`);
     }
   }
+}
+
+/** The methods each object option must have: the ones the invoker (or its sessions) calls. */
+const REQUIRED_METHODS = [
+  ["toolbox", "a Toolbox", ["get", "names"]],
+  ["approvalHandler", "an ApprovalHandler", ["request"]],
+  ["blobStore", "a BlobStore", ["put", "resolve", "pin", "unpin"]],
+] as const;
+
+/** Every hook `Hooks` knows; each one given must be a function. */
+const HOOK_NAMES = ["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END", "onHookError"] as const;
+
+/**
+ * Refuses, at construction, options a call would otherwise trip over later (a blob store of
+ * `5` failing every large result). Shape only: reads each option once, calls nothing.
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` naming the option (and the missing method),
+ * `POLICY_INVALID` for `maxTraceRecords`.
+ */
+function checkInvokerOptions(options: ToolInvokerOptions): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolInvoker() needs options ({ toolbox, policy, ... }); got ${describeOption(options)}.`);
+  }
+  const refuse = (argument: string, expected: string, value: unknown, missing?: string): never => {
+    const why = missing === undefined ? `got ${describeOption(value)}` : `it has no ${missing}() method`;
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolInvoker options.${argument} must be ${expected}; ${why}.`, {
+      details: { argument, ...(missing === undefined ? {} : { missing }) },
+    });
+  };
+  for (const [argument, expected, methods] of REQUIRED_METHODS) {
+    const value: unknown = options[argument];
+    if (value === undefined && argument !== "toolbox") continue;
+    if (typeof value !== "object" || value === null || Array.isArray(value)) refuse(argument, expected, value);
+    const missing = methods.find((method) => typeof (value as Record<string, unknown>)[method] !== "function");
+    if (missing !== undefined) refuse(argument, expected, value, missing);
+  }
+  const hooks: unknown = options.hooks;
+  if (hooks !== undefined) {
+    if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) refuse("hooks", "an object of hook functions", hooks);
+    for (const name of HOOK_NAMES) {
+      const hook = (hooks as Record<string, unknown>)[name];
+      if (hook !== undefined && typeof hook !== "function") refuse(`hooks.${name}`, "a function when given", hook);
+    }
+  }
+  const max = options.maxTraceRecords;
+  if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
+    throw new ChainRuntimeError("POLICY_INVALID", `ToolInvoker options.maxTraceRecords must be an integer >= 0; got ${describeOption(max)}.`, {
+      details: { field: "maxTraceRecords", value: max },
+    });
+  }
+}
+
+/** What a refused option is, for a message: its kind (or a short primitive), never an object's content. */
+function describeOption(value: unknown): string {
+  if (value === null || value === undefined || typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function cancelledBeforeRun(tool: string): InvocationResult {

@@ -30,6 +30,23 @@ import { compileInputSchema } from "./compile-input-schema.ts";
 export const TOOL_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /**
+ * Names that match {@link TOOL_NAME_PATTERN} but no tool may take, each with the reason. A chain
+ * script sees its tools as the properties of one `tools` object (a null-prototype object, so
+ * `constructor`, `__proto__`, `toString` and the like are ordinary names there):
+ * - `then` would make `tools` a thenable, so `await tools`, `Promise.resolve(tools)` or
+ *   returning it from an async function calls the tool with the promise's resolve functions
+ *   as arguments: the call is spent and the await never settles.
+ * (`toJSON`, `valueOf`, `toString` are called only when a script converts `tools` itself, and
+ * what leaves the isolate is checked as plain data before any `toJSON` runs, so they are allowed.)
+ */
+const REFUSED_TOOL_NAMES: ReadonlyMap<string, string> = new Map([
+  [
+    "then",
+    'cannot be "then": in a chain script it would make the `tools` object a thenable, so `await tools` (or returning `tools`) would call the tool and never settle. Rename the tool.',
+  ],
+]);
+
+/**
  * How deep a tool's `inputSchema` or `outputSchema` may nest objects and arrays: 64 levels (the
  * schema object itself is level 1; `{ type: "object", properties: { a: { type: "string" } } }`
  * is 3). Far beyond what tools use, and well inside what ajv and the declaration renderer handle
@@ -63,6 +80,8 @@ export function assertValidTool(tool: unknown): asserts tool is AnyTool {
   if (typeof t.name !== "string" || !TOOL_NAME_PATTERN.test(t.name)) {
     fail("name", `must match ${String(TOOL_NAME_PATTERN)}; got ${JSON.stringify(t.name) ?? String(t.name)}.`, tool);
   }
+  const refused = REFUSED_TOOL_NAMES.get(t.name);
+  if (refused !== undefined) fail("name", refused, tool);
   if (typeof t.description !== "string") fail("description", "must be a string.", tool);
 
   if (t.handleCall !== undefined || t.callTypes !== undefined) {

@@ -16,7 +16,7 @@ export type ToolOutput<O> = [O] extends [undefined] ? unknown : FromSchema<O>;
 
 /** The input of {@link defineTool}. */
 export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema | undefined = undefined> {
-  /** Unique in a toolbox; see `TOOL_NAME_PATTERN`. */
+  /** Unique in a toolbox; see `TOOL_NAME_PATTERN` (and not `"then"`). */
   readonly name: string;
   /** What the tool does, for the model. */
   readonly description: string;
@@ -54,7 +54,8 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
  * schemas are read once per tool, by the invoker's argument validator and by trace
  * fingerprints: change a tool by defining a new one, not by editing its schema objects in place.
  * Throws `ChainRuntimeError` `TOOL_INVALID` naming the field when the name does not match
- * `TOOL_NAME_PATTERN`, the description is not a string, `inputSchema` is not an object schema
+ * `TOOL_NAME_PATTERN` or is `"then"` (which would make a chain script's `tools` object a
+ * thenable), the description is not a string, `inputSchema` is not an object schema
  * of type "object" that the invoker's ajv setup compiles (draft-07; a `"strng"` type, a
  * `$ref` to nothing or `nullable` without `type` are refused here, not at the first call),
  * `inputSchema` requires a `"__proto__"` argument (which no call can pass), a schema is not

@@ -9,6 +9,8 @@
  * - A name in `RESERVED_TOOL_NAMES` (`run_chain`) is held only by a tool branded with
  *   `brandChainTool` (`TOOL_NAME_TAKEN` otherwise), so a user tool can never pose as the chain.
  * - `add` checks every tool before adding any: a failing call leaves the box unchanged.
+ * - What is not a list at all (`null`, a string, one tool, a plain object) is refused with
+ *   `ARGUMENT_INVALID` before any tool is looked at; a malformed *item* is `TOOL_INVALID`.
  * @module
  */
 import {
@@ -64,8 +66,13 @@ export type ProviderSchemaList<P extends ToolProvider> = P extends "vercel"
 export class Toolbox implements Iterable<AnyTool> {
   readonly #tools = new Map<string, AnyTool>();
 
-  /** Starts with `tools` (see {@link Toolbox.add} for the rules). */
+  /**
+   * Starts with `tools` (see {@link Toolbox.add} for the rules). Throws `ChainRuntimeError`
+   * `ARGUMENT_INVALID` when `tools` is not an array (or other iterable, a `Toolbox` included)
+   * of tools: `null`, a string, a single tool, a plain object.
+   */
   constructor(tools: Iterable<AnyTool> = []) {
+    checkToolList(tools);
     this.add(...tools);
   }
 
@@ -202,9 +209,15 @@ export class Toolbox implements Iterable<AnyTool> {
 
   /**
    * A new toolbox holding only the tools named in `allowedTools` (same tool objects, this
-   * box's order). Names with no tool here are ignored.
+   * box's order). Names with no tool here are ignored. Throws `ARGUMENT_INVALID` when
+   * `allowedTools` is not an array (or other iterable) of names: `null`, a string, an object.
    */
   narrow(allowedTools: Iterable<string>): Toolbox {
+    if (!isList(allowedTools)) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `Toolbox.narrow() takes an array of tool names; got ${describeValue(allowedTools)}.`, {
+        details: { argument: "allowedTools" },
+      });
+    }
     const allowed = new Set(allowedTools);
     return new Toolbox(this.all().filter((tool) => allowed.has(tool.name)));
   }
@@ -214,6 +227,11 @@ export class Toolbox implements Iterable<AnyTool> {
    * empty list keeps none.
    */
   withSkill(skill: Pick<Skill, "allowedTools">): Toolbox {
+    if (typeof skill !== "object" || skill === null || !Array.isArray(skill.allowedTools)) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `Toolbox.withSkill() takes a skill with an allowedTools array (defineSkill(...)); got ${describeSkill(skill)}.`, {
+        details: { argument: "skill" },
+      });
+    }
     return skill.allowedTools.includes("*") ? new Toolbox(this.all()) : this.narrow(skill.allowedTools);
   }
 
@@ -221,6 +239,47 @@ export class Toolbox implements Iterable<AnyTool> {
     if (provider === "vercel") return toVercelAITools(tools);
     return encodeTools(tools, provider) as ProviderSchemaList<typeof provider>;
   }
+}
+
+/** An iterable that is not a string (whose characters would be taken one by one). */
+function isList(value: unknown): value is Iterable<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] === "function";
+}
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` unless `tools` is a list `add` can spread. */
+function checkToolList(tools: unknown): asserts tools is Iterable<unknown> {
+  if (isList(tools)) return;
+  // The common slip: one tool where a list of them belongs.
+  const name = typeof tools === "object" && tools !== null ? (tools as { name?: unknown }).name : undefined;
+  const got = typeof name === "string" ? `one tool ("${clipName(name)}"); wrap it in an array: new Toolbox([tool])` : describeValue(tools);
+  throw new ChainRuntimeError("ARGUMENT_INVALID", `new Toolbox() takes an array of tools (defineTool(...)); got ${got}.`, {
+    details: { argument: "tools" },
+  });
+}
+
+/** What a refused argument is, for a message: its kind, never its (possibly huge or secret) content. */
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "object":
+      return isList(value) ? "an iterable that is not an array" : "an object that is not iterable";
+    case "string":
+      return "a string";
+    case "undefined":
+      return "undefined";
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+function describeSkill(skill: unknown): string {
+  if (typeof skill === "object" && skill !== null) return `an object whose allowedTools is ${describeValue((skill as { allowedTools?: unknown }).allowedTools)}`;
+  return describeValue(skill);
+}
+
+function clipName(name: string): string {
+  return name.length > 64 ? `${name.slice(0, 64)}…` : name;
 }
 
 function isDeferred(tool: AnyTool): boolean {

@@ -1,4 +1,6 @@
+import { ChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace, TraceCallEntry } from "./chain-trace.ts";
+import { checkChainTrace } from "./check-chain-trace.ts";
 
 const COLUMNS = ["seq", "callId", "tool", "status", "ms"] as const;
 
@@ -8,9 +10,10 @@ const COLUMNS = ["seq", "callId", "tool", "status", "ms"] as const;
  * record status (`ok`, `error`, `denied`, `timeout`, with the failure code in parentheses) when
  * it completed, else its state (`in-doubt`, `started`); the duration is `-` when unknown.
  * Columns are separated by two spaces; no trailing spaces. A trace without calls gives the
- * header and `(no calls)`.
+ * header and `(no calls)`. Throws `ChainRuntimeError` `TRACE_INVALID` for what is not a trace.
  */
 export function renderTraceTable(trace: ChainTrace): string {
+  checkChainTrace(trace, "renderTraceTable()");
   const rows: string[][] = [[...COLUMNS]];
   for (const call of trace.calls) {
     rows.push([
@@ -45,8 +48,21 @@ function describeCallStatus(call: TraceCallEntry): string {
  *
  *       1 | const rows = await tools.crm_query({});
  *     > 2 | rows.nope.length;
+ *
+ * Throws `ChainRuntimeError` `ARGUMENT_INVALID` when `source` is not a string or `line` is
+ * given and not a number.
  */
 export function renderScriptWithMarker(source: string, line?: number): string {
+  if (typeof source !== "string") {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `renderScriptWithMarker() source must be the script's text (a string); got ${describeKind(source)}.`, {
+      details: { argument: "source" },
+    });
+  }
+  if (line !== undefined && typeof line !== "number") {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `renderScriptWithMarker() line must be a 1-based line number when given; got ${describeKind(line)}.`, {
+      details: { argument: "line" },
+    });
+  }
   const lines = source.split(/\r?\n/);
   const width = String(lines.length).length;
   return lines
@@ -56,4 +72,10 @@ export function renderScriptWithMarker(source: string, line?: number): string {
       return `${marker} ${String(number).padStart(width)} | ${text}`.trimEnd();
     })
     .join("\n");
+}
+
+function describeKind(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

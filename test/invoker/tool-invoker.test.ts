@@ -2,7 +2,9 @@ import { describe, expect, it } from "vitest";
 import { ToolInvoker } from "../../src/invoker/tool-invoker.ts";
 import type { InvokerSession } from "../../src/invoker/invoker-session.ts";
 import type { HookEvent, Hooks, ToolEndEvent, ToolStartEvent } from "../../src/kernel/index.ts";
-import { echoTool, localTool, makeInvoker, MapRegistry } from "./invoker-fixtures.ts";
+import { isChainRuntimeError, type ChainRuntimeError } from "../../src/kernel/index.ts";
+import { Toolbox } from "../../src/toolbox/toolbox.ts";
+import { approver, echoTool, localTool, makeInvoker, MapRegistry, SpyBlobStore } from "./invoker-fixtures.ts";
 
 function recordingHooks(extra: Partial<Hooks> = {}): Hooks & { starts: ToolStartEvent[]; ends: ToolEndEvent[] } {
   const starts: ToolStartEvent[] = [];
@@ -150,5 +152,92 @@ describe("ToolInvoker hooks and records", () => {
     expect((await invoker.invoke({ name: "echo", arguments: {} }, { session: b })).status).toBe("ok");
     expect(a.trace).toHaveLength(2);
     expect(b.trace).toHaveLength(1);
+  });
+});
+
+describe("ToolInvoker options", () => {
+  function refusal(options: unknown): ChainRuntimeError {
+    try {
+      new ToolInvoker(options as never);
+    } catch (error) {
+      if (isChainRuntimeError(error)) return error;
+      throw error;
+    }
+    throw new Error("did not throw");
+  }
+  const toolbox = new Toolbox([echoTool()]);
+
+  it("refuses options that are not an object with ARGUMENT_INVALID, not a TypeError", () => {
+    for (const [options, got] of [
+      [undefined, "undefined"],
+      [null, "null"],
+      [5, "5"],
+      ["x", '"x"'],
+      [[], "an array"],
+    ] as const) {
+      const error = refusal(options);
+      expect(error.code).toBe("ARGUMENT_INVALID");
+      expect(error.message).toBe(`new ToolInvoker() needs options ({ toolbox, policy, ... }); got ${got}.`);
+    }
+  });
+
+  it("refuses a toolbox that is missing or has no get()/names()", () => {
+    expect(refusal({})).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "toolbox" }, message: expect.stringContaining("options.toolbox must be a Toolbox; got undefined") });
+    expect(refusal({ toolbox: [echoTool()] })).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "toolbox" } });
+    expect(refusal({ toolbox: { get: () => undefined } })).toMatchObject({
+      code: "ARGUMENT_INVALID",
+      details: { argument: "toolbox", missing: "names" },
+      message: "ToolInvoker options.toolbox must be a Toolbox; it has no names() method.",
+    });
+  });
+
+  it("refuses a blobStore without the methods the invoker calls, at construction rather than per call", () => {
+    expect(refusal({ toolbox, blobStore: 5 })).toMatchObject({
+      code: "ARGUMENT_INVALID",
+      details: { argument: "blobStore" },
+      message: "ToolInvoker options.blobStore must be a BlobStore; got 5.",
+    });
+    expect(refusal({ toolbox, blobStore: null })).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "blobStore" } });
+    expect(refusal({ toolbox, blobStore: {} })).toMatchObject({
+      code: "ARGUMENT_INVALID",
+      details: { argument: "blobStore", missing: "put" },
+      message: "ToolInvoker options.blobStore must be a BlobStore; it has no put() method.",
+    });
+    const store = new SpyBlobStore();
+    const noUnpin = { put: store.put.bind(store), resolve: store.resolve.bind(store), pin: store.pin.bind(store) };
+    expect(refusal({ toolbox, blobStore: noUnpin })).toMatchObject({ details: { argument: "blobStore", missing: "unpin" } });
+  });
+
+  it("refuses an approvalHandler without request() and hooks that are not functions", () => {
+    expect(refusal({ toolbox, approvalHandler: async () => "approved" })).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "approvalHandler" } });
+    expect(refusal({ toolbox, approvalHandler: {} })).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "approvalHandler", missing: "request" } });
+    expect(refusal({ toolbox, hooks: 5 })).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "hooks" } });
+    for (const name of ["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END", "onHookError"]) {
+      expect(refusal({ toolbox, hooks: { [name]: "log" } })).toMatchObject({
+        code: "ARGUMENT_INVALID",
+        details: { argument: `hooks.${name}` },
+        message: `ToolInvoker options.hooks.${name} must be a function when given; got "log".`,
+      });
+    }
+  });
+
+  it("refuses a maxTraceRecords out of range at construction, as openSession would (POLICY_INVALID)", () => {
+    for (const maxTraceRecords of [-1, 1.5, "10"]) {
+      expect(refusal({ toolbox, maxTraceRecords })).toMatchObject({ code: "POLICY_INVALID", details: { field: "maxTraceRecords" } });
+    }
+  });
+
+  it("accepts doubles and class instances that have the methods, and leaves absent options absent", () => {
+    const store = new SpyBlobStore();
+    const invoker = new ToolInvoker({
+      toolbox: new MapRegistry([echoTool()]),
+      blobStore: store,
+      approvalHandler: approver("approved"),
+      // A JavaScript caller may spell an absent hook as undefined.
+      hooks: { TOOL_START: undefined, TOOL_END: () => {} } as never,
+      maxTraceRecords: 0,
+    });
+    expect(invoker.blobStore).toBe(store);
+    expect(new ToolInvoker({ toolbox }).blobStore).toBeUndefined();
   });
 });

@@ -134,6 +134,28 @@ describe("defineTool", () => {
     expect(defineTool({ ...base, name: `_${"a".repeat(63)}` }).name).toHaveLength(64);
   });
 
+  it('refuses the name "then", which would make the chain\'s tools object a thenable', () => {
+    const error = thrown(() => defineTool({ ...base, name: "then" }));
+    expect(error.code).toBe("TOOL_INVALID");
+    expect(error.details).toEqual({ field: "name", tool: "then" });
+    expect(error.message).toContain('Tool "then": name cannot be "then"');
+    expect(error.message).toContain("thenable");
+    // Also when the tool is not made by defineTool, and for any kind of tool a toolbox holds.
+    const raw = { name: "then", description: "d", inputSchema: { type: "object" }, execute: () => 1 };
+    expect(thrown(() => new Toolbox([raw as never])).code).toBe("TOOL_INVALID");
+    expect(thrown(() => new Toolbox().add({ name: "then", description: "d", providerSpecs: { openai: { type: "x" } } } as never)).code).toBe("TOOL_INVALID");
+    // Only the exact name: it is a property key, and keys are case-sensitive.
+    expect(defineTool({ ...base, name: "Then" }).name).toBe("Then");
+    expect(defineTool({ ...base, name: "then_do" }).name).toBe("then_do");
+  });
+
+  it("accepts names that are harmless on the tools object (a null-prototype object of own functions)", () => {
+    for (const name of ["constructor", "__proto__", "toJSON", "toString", "valueOf", "hasOwnProperty", "catch", "finally"]) {
+      expect(defineTool({ ...base, name }).name).toBe(name);
+    }
+    expect(new Toolbox([defineTool({ ...base, name: "__proto__" }), defineTool({ ...base, name: "constructor" })]).names()).toEqual(["__proto__", "constructor"]);
+  });
+
   it("says which tool is malformed", () => {
     expect(() => defineTool({ ...base, name: "bad_tool", description: 3 } as never)).toThrow(/Tool "bad_tool": description/);
   });

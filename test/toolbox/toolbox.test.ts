@@ -174,3 +174,65 @@ describe("Toolbox narrowing", () => {
     expect(box.withSkill(skill([])).size).toBe(0);
   });
 });
+
+describe("Toolbox arguments", () => {
+  function refusal(run: () => unknown): { code: unknown; message: string; details: Readonly<Record<string, unknown>> } {
+    try {
+      run();
+    } catch (error) {
+      if (isChainRuntimeError(error)) return { code: error.code, message: error.message, details: error.details };
+      throw error;
+    }
+    throw new Error("did not throw");
+  }
+
+  it("refuses what is not a list of tools with ARGUMENT_INVALID, never a TypeError or a per-character TOOL_INVALID", () => {
+    for (const [tools, got] of [
+      [null, "got null."],
+      ["abc", "got a string."],
+      [5, "got a number."],
+      [true, "got a boolean."],
+      [{}, "got an object that is not iterable."],
+      [() => [searchTool], "got a function."],
+    ] as const) {
+      const error = refusal(() => new Toolbox(tools as never));
+      expect(error.code).toBe("ARGUMENT_INVALID");
+      expect(error.message).toBe(`new Toolbox() takes an array of tools (defineTool(...)); ${got}`);
+      expect(error.details).toEqual({ argument: "tools" });
+    }
+  });
+
+  it("names the slip of passing one tool where a list belongs", () => {
+    const error = refusal(() => new Toolbox(searchTool as never));
+    expect(error.code).toBe("ARGUMENT_INVALID");
+    expect(error.message).toContain('got one tool ("search_docs"); wrap it in an array: new Toolbox([tool])');
+  });
+
+  it("still takes any iterable of tools, another Toolbox included, and nothing at all", () => {
+    expect(new Toolbox().size).toBe(0);
+    expect(new Toolbox(undefined).size).toBe(0);
+    expect(new Toolbox(new Set([searchTool, sendEmailTool])).names()).toEqual(["search_docs", "send_email"]);
+    expect(new Toolbox(new Toolbox([searchTool])).names()).toEqual(["search_docs"]);
+    function* generate(): Generator<AnyTool> {
+      yield searchTool;
+    }
+    expect(new Toolbox(generate()).names()).toEqual(["search_docs"]);
+    // A list whose items are not tools is still about the items: TOOL_INVALID naming the field.
+    expect(refusal(() => new Toolbox([null as never])).code).toBe("TOOL_INVALID");
+  });
+
+  it("refuses narrow() and withSkill() arguments that are not name lists or skills", () => {
+    const box = new Toolbox([searchTool, sendEmailTool]);
+    for (const names of [null, "search_docs", 5, {}]) {
+      const error = refusal(() => box.narrow(names as never));
+      expect(error).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "allowedTools" } });
+      expect(error.message).toMatch(/^Toolbox\.narrow\(\) takes an array of tool names; got /);
+    }
+    expect(box.narrow(new Set(["send_email"])).names()).toEqual(["send_email"]);
+    for (const skill of [null, undefined, "s", {}, { allowedTools: "search_docs" }]) {
+      const error = refusal(() => box.withSkill(skill as never));
+      expect(error).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "skill" } });
+    }
+    expect(refusal(() => box.withSkill({ allowedTools: "x" } as never)).message).toContain("an object whose allowedTools is a string");
+  });
+});

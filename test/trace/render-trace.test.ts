@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isChainRuntimeError, type ChainRuntimeError } from "../../src/kernel/index.ts";
 import { foldTraceEvents } from "../../src/trace/fold-trace-events.ts";
 import { renderScriptWithMarker, renderTraceTable } from "../../src/trace/render-trace.ts";
 import { chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
@@ -52,5 +53,38 @@ describe("renderScriptWithMarker", () => {
 
   it("handles CRLF and blank lines without trailing spaces", () => {
     expect(renderScriptWithMarker("a\r\n\r\nb", 2)).toBe("  1 | a\n> 2 |\n  3 | b");
+  });
+});
+
+function thrown(run: () => unknown): ChainRuntimeError {
+  try {
+    run();
+  } catch (error) {
+    if (isChainRuntimeError(error)) return error;
+    throw error;
+  }
+  throw new Error("did not throw");
+}
+
+describe("render-trace arguments", () => {
+  it("renderTraceTable refuses what is not a trace with TRACE_INVALID, as exportTraceJson does", () => {
+    const good = foldTraceEvents([chainStartEvent("r"), toolCallEvent(0)]);
+    for (const trace of [{}, null, undefined, "trace", { ...good, calls: 5 }, { ...good, calls: [{ seq: 0 }] }]) {
+      const error = thrown(() => renderTraceTable(trace as never));
+      expect(error.code).toBe("TRACE_INVALID");
+      expect(error.message).toMatch(/^renderTraceTable\(\): not a chain trace: /);
+    }
+  });
+
+  it("renderScriptWithMarker refuses a source that is not a string or a line that is not a number", () => {
+    for (const source of [undefined, null, 5, { source: "x" }]) {
+      expect(thrown(() => renderScriptWithMarker(source as never))).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "source" } });
+    }
+    for (const line of [null, "2", {}]) {
+      expect(thrown(() => renderScriptWithMarker("a\nb", line as never))).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "line" } });
+    }
+    expect(thrown(() => renderScriptWithMarker(undefined as never)).message).toBe(
+      "renderScriptWithMarker() source must be the script's text (a string); got undefined.",
+    );
   });
 });
