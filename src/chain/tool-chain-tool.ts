@@ -61,10 +61,12 @@ import {
   type ToolExecutionResult,
   type ToolRisk,
 } from "../kernel/index.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, refuseOption } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
 import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
+import { TOOL_NAME_PATTERN } from "../toolbox/assert-valid-tool.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { TraceRecorder } from "../trace/trace-recorder.ts";
@@ -744,6 +746,21 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   }
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.tools must be an array of tools; got ${typeof options.tools}.`, { details: { argument: "tools" } });
+  }
+  const owner = "ToolChainTool";
+  const { toolbox, driver, name } = options;
+  // Duck-typed: a Toolbox from another copy of the package works as well.
+  if (toolbox !== undefined && typeof (toolbox as Partial<Toolbox> | null)?.callable !== "function") {
+    const why = Array.isArray(toolbox) ? "got an array; wrap the tools in one (toolbox: new Toolbox([...])) or pass them as tools: [...]" : `got ${describeKind(toolbox)}`;
+    refuseOption(owner, "toolbox", "a Toolbox", why);
+  }
+  if (options.approvalHandler !== undefined) checkMethods(owner, "approvalHandler", "an ApprovalHandler", options.approvalHandler, ["request"]);
+  if (options.blobStore !== undefined) checkMethods(owner, "blobStore", "a BlobStore", options.blobStore, BLOB_STORE_METHODS);
+  if (options.traceStore !== undefined) checkMethods(owner, "traceStore", "a TraceStore", options.traceStore, ["append", "load", "list", "prune"]);
+  if (options.hooks !== undefined) checkHooks(owner, options.hooks);
+  if (driver !== undefined && typeof driver !== "string") checkMethods(owner, "driver", '"process", "in-process" or a SandboxDriver', driver, ["run", "close"]);
+  if (name !== undefined && (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name))) {
+    refuseOption(owner, "name", `a tool name matching ${String(TOOL_NAME_PATTERN)}`, `got ${describeKind(name)}`);
   }
   const { poolSize } = options;
   if (poolSize !== undefined && !(Number.isInteger(poolSize) && poolSize >= 0 && poolSize <= MAX_POOL_SIZE)) {

@@ -40,6 +40,7 @@
  * - The invoker holds configuration only; all per-chain state is in the {@link InvokerSession}.
  */
 import { randomUUID } from "node:crypto";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   describeThrown,
@@ -411,11 +412,8 @@ export class ToolInvoker {
 const REQUIRED_METHODS = [
   ["toolbox", "a Toolbox", ["get", "names"]],
   ["approvalHandler", "an ApprovalHandler", ["request"]],
-  ["blobStore", "a BlobStore", ["put", "resolve", "pin", "unpin"]],
+  ["blobStore", "a BlobStore", BLOB_STORE_METHODS],
 ] as const;
-
-/** Every hook `Hooks` knows; each one given must be a function. */
-const HOOK_NAMES = ["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END", "onHookError"] as const;
 
 /**
  * Refuses, at construction, options a call would otherwise trip over later (a blob store of
@@ -425,43 +423,19 @@ const HOOK_NAMES = ["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END", "onHoo
  */
 function checkInvokerOptions(options: ToolInvokerOptions): void {
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolInvoker() needs options ({ toolbox, policy, ... }); got ${describeOption(options)}.`);
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolInvoker() needs options ({ toolbox, policy, ... }); got ${describeKind(options)}.`);
   }
-  const refuse = (argument: string, expected: string, value: unknown, missing?: string): never => {
-    const why = missing === undefined ? `got ${describeOption(value)}` : `it has no ${missing}() method`;
-    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolInvoker options.${argument} must be ${expected}; ${why}.`, {
-      details: { argument, ...(missing === undefined ? {} : { missing }) },
-    });
-  };
   for (const [argument, expected, methods] of REQUIRED_METHODS) {
     const value: unknown = options[argument];
-    if (value === undefined && argument !== "toolbox") continue;
-    if (typeof value !== "object" || value === null || Array.isArray(value)) refuse(argument, expected, value);
-    const missing = methods.find((method) => typeof (value as Record<string, unknown>)[method] !== "function");
-    if (missing !== undefined) refuse(argument, expected, value, missing);
+    if (value !== undefined || argument === "toolbox") checkMethods("ToolInvoker", argument, expected, value, methods);
   }
-  const hooks: unknown = options.hooks;
-  if (hooks !== undefined) {
-    if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) refuse("hooks", "an object of hook functions", hooks);
-    for (const name of HOOK_NAMES) {
-      const hook = (hooks as Record<string, unknown>)[name];
-      if (hook !== undefined && typeof hook !== "function") refuse(`hooks.${name}`, "a function when given", hook);
-    }
-  }
+  if (options.hooks !== undefined) checkHooks("ToolInvoker", options.hooks);
   const max = options.maxTraceRecords;
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) {
-    throw new ChainRuntimeError("POLICY_INVALID", `ToolInvoker options.maxTraceRecords must be an integer >= 0; got ${describeOption(max)}.`, {
+    throw new ChainRuntimeError("POLICY_INVALID", `ToolInvoker options.maxTraceRecords must be an integer >= 0; got ${describeKind(max)}.`, {
       details: { field: "maxTraceRecords", value: max },
     });
   }
-}
-
-/** What a refused option is, for a message: its kind (or a short primitive), never an object's content. */
-function describeOption(value: unknown): string {
-  if (value === null || value === undefined || typeof value === "number" || typeof value === "boolean") return String(value);
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function cancelledBeforeRun(tool: string): InvocationResult {

@@ -449,6 +449,17 @@ describe("ToolChainTool", () => {
       ["tools that are not an array", { tools: "echo" }, /options\.tools must be an array/],
       ["a negative poolSize", { tools: [], poolSize: -1 }, /poolSize must be an integer from 0 to 256/],
       ["a huge poolSize", { tools: [], poolSize: 1e9 }, /poolSize must be an integer from 0 to 256/],
+      ["an array as the toolbox", { toolbox: [] }, /options\.toolbox must be a Toolbox; got an array; wrap the tools in one/],
+      ["a toolbox that is not one", { toolbox: {} }, /options\.toolbox must be a Toolbox; got an object/],
+      ["a driver without run()", { tools: [], driver: {} }, /options\.driver must be "process", "in-process" or a SandboxDriver; it has no run\(\) method/],
+      ["a blobStore of 5", { tools: [], blobStore: 5 }, /options\.blobStore must be a BlobStore; got 5/],
+      ["a blobStore without unpin()", { tools: [], blobStore: { put() {}, resolve() {}, pin() {} } }, /options\.blobStore must be a BlobStore; it has no unpin\(\) method/],
+      ["an approvalHandler without request()", { tools: [], approvalHandler: 5 }, /options\.approvalHandler must be an ApprovalHandler/],
+      ["a traceStore that is not one", { tools: [], traceStore: {} }, /options\.traceStore must be a TraceStore; it has no append\(\) method/],
+      ["hooks that are not functions", { tools: [], hooks: { TOOL_START: 5 } }, /options\.hooks\.TOOL_START must be a function when given/],
+      ["a name with a space", { tools: [], name: "run chain" }, /options\.name must be a tool name matching/],
+      ["an empty name", { tools: [], name: "" }, /options\.name must be a tool name/],
+      ["a skill that is not one", { tools: [], skill: 5 }, /withSkill\(\) takes a skill/],
     ])("refuses %s with ARGUMENT_INVALID", (_label, options, message) => {
       expect(() => new ToolChainTool(options as never)).toThrow(message);
       try {

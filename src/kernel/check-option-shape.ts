@@ -1,0 +1,50 @@
+import { ChainRuntimeError } from "./errors.ts";
+
+/**
+ * Shape checks for constructor options: run once at construction, so a wrong object is refused
+ * where it was passed, not at the first call that trips over it. They read each option once and
+ * call nothing.
+ * @module
+ */
+
+/**
+ * What a refused value is, for a message: its kind (a short string or number as it is), never an
+ * object's content (which may be huge or secret).
+ */
+export function describeKind(value: unknown): string {
+  if (value === null || value === undefined || typeof value === "number" || typeof value === "boolean") return String(value);
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` "`<owner>` options.`<argument>` must be `<expected>`"
+ * when `value` is not an object with every method in `methods` (`details.argument`, and
+ * `details.missing` for the first method it lacks).
+ */
+export function checkMethods(owner: string, argument: string, expected: string, value: unknown, methods: readonly string[]): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) refuseOption(owner, argument, expected, `got ${describeKind(value)}`);
+  const missing = methods.find((method) => typeof (value as Record<string, unknown>)[method] !== "function");
+  if (missing !== undefined) refuseOption(owner, argument, expected, `it has no ${missing}() method`, { missing });
+}
+
+/** The hook names `Hooks` knows. */
+const HOOK_NAMES = ["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END", "onHookError"] as const;
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` unless `hooks` is an object whose given hooks are functions. */
+export function checkHooks(owner: string, hooks: unknown): void {
+  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) refuseOption(owner, "hooks", "an object of hook functions", `got ${describeKind(hooks)}`);
+  for (const name of HOOK_NAMES) {
+    const hook = (hooks as Record<string, unknown>)[name];
+    if (hook !== undefined && typeof hook !== "function") refuseOption(owner, `hooks.${name}`, "a function when given", `got ${describeKind(hook)}`);
+  }
+}
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` "`<owner>` options.`<argument>` must be `<expected>`; `<why>`." */
+export function refuseOption(owner: string, argument: string, expected: string, why: string, details: Record<string, unknown> = {}): never {
+  throw new ChainRuntimeError("ARGUMENT_INVALID", `${owner} options.${argument} must be ${expected}; ${why}.`, { details: { argument, ...details } });
+}
+
+/** The methods of a blob store the invoker and its sessions call. */
+export const BLOB_STORE_METHODS = ["put", "resolve", "pin", "unpin"] as const;
