@@ -5,7 +5,9 @@
  * checked by tool name and the digest of the arguments. The first call that does not match is
  * the divergence; the run stops there.
  *
- *     call cN ─┬─ not in the trace ──────────── strict: divergence (unexpected call)
+ *     call cN ─┬─ not in the trace ──────────── strict, trace has an outcome: divergence (unexpected call)
+ *              │                                 strict, trace has none (the chain died between
+ *              │                                   calls): the recording ends here (stops, `partial`)
  *              │                                 resume: live (a call the chain never reached)
  *              ├─ other tool / other args ────── divergence (both modes)
  *              ├─ completed ──────────────────── answered with the recorded result
@@ -51,7 +53,8 @@ export interface InDoubtCall {
 export interface ReplayDivergence {
   /**
    * - `call-mismatch`: call `callId` names another tool or other arguments than recorded.
-   * - `unexpected-call`: call `callId` is not in the trace (strict mode).
+   * - `unexpected-call`: call `callId` is not in the trace (strict mode, and the trace has an
+   *   outcome: past the end of a trace without one, the replay stops with `partialAt` instead).
    * - `missing-call`: the recorded call `callId` was never made.
    * - `outcome-mismatch`: the calls match, but the status, return value or error differ.
    */
@@ -92,7 +95,10 @@ export class ReplayRouter implements CallRouter {
   readonly live: string[] = [];
   readonly inDoubt: InDoubtCall[] = [];
   divergence: ReplayDivergence | undefined;
-  /** Strict mode reached the end of the recording (an in-doubt call) and stopped there. */
+  /**
+   * Strict mode reached the end of the recording and stopped there: at an in-doubt call, or at
+   * the first call past the end of a trace with no outcome (the chain died between calls).
+   */
   partialAt: string | undefined;
 
   constructor(trace: ChainTrace, options: ReplayRouterOptions) {
@@ -112,6 +118,12 @@ export class ReplayRouter implements CallRouter {
       if (!strict) {
         this.live.push(callId);
         return { kind: "live" };
+      }
+      // No outcome: the chain died (or the trace was copied) before this call started. The
+      // recording ends here, as it does at an in-doubt call: not a divergence.
+      if (this.#trace.outcome === undefined) {
+        this.partialAt ??= callId;
+        return { kind: "answer", result: endOfRecordingResult(this.#trace, callId, tool), record: false, halt: true };
       }
       return this.#diverge({
         kind: "unexpected-call",
@@ -211,6 +223,17 @@ export function inDoubtResult(chainId: string, callId: string, tool: string): In
     text:
       `tools.${tool} (call ${callId}) was started in chain ${chainId} but its outcome was never recorded: it may or may not have run, ` +
       `so it was not run again. Check its effect, then resume with inDoubt: { ${callId}: "assume-done" } or { ${callId}: "re-execute" }.`,
+  };
+}
+
+/** What a strict replay's call past the end of a trace with no outcome gets, as the run stops there. */
+function endOfRecordingResult(trace: ChainTrace, callId: string, tool: string): InvocationResult {
+  return {
+    status: "error",
+    code: "CANCELLED",
+    text:
+      `Replay stopped: tools.${tool} (call ${callId}) is past the end of the trace of chain ${trace.chainId}, ` +
+      `which has ${trace.calls.length} call(s) and no outcome (the chain died or the trace was copied before this call started).`,
   };
 }
 

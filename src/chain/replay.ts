@@ -5,8 +5,9 @@
  * - `strict` checks that the script still does what the trace says: same calls (tool and
  *   arguments, matched by program-order call id) and the same outcome (status, return value,
  *   error). It needs no tool implementations: `tools.*` is installed from the names the trace
- *   knows, and every call is answered from the trace or stops the run as a divergence. Nothing
- *   is written anywhere.
+ *   knows, and every call is answered from the trace or stops the run: as a divergence, or where
+ *   the recording ends (a call in doubt, or past the end of a trace with no outcome: `partialAt`,
+ *   and the outcome is not compared). Nothing is written anywhere.
  * - `resume` continues a chain that died or was suspended: completed calls are answered from the
  *   trace (never run again), the rest run live through a real invoker, and everything is
  *   written to a NEW trace whose `parentChainId` is the old chain. In-doubt calls are never
@@ -28,14 +29,16 @@ import {
   type ApprovalDecision,
   type ApprovalHandler,
   type BlobStore,
+  type ChainError,
   type ChainPolicy,
   type Hooks,
   type ProgressListener,
   type ToolRisk,
 } from "../kernel/index.ts";
 import { APPROVAL_DECISIONS, isApprovalDecision } from "../approval/check-approval-args.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, isAbortSignalLike, refuseOption } from "../kernel/check-option-shape.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
-import type { ChainTrace } from "../trace/chain-trace.ts";
+import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
@@ -101,7 +104,11 @@ export interface ReplayReport {
   readonly identical: boolean;
   /** The first divergence, when there is one. */
   readonly divergence?: ReplayDivergence;
-  /** Strict: the trace ends in doubt (a crash, a suspension) at this call; the replay stopped there and the outcome was not compared. */
+  /**
+   * Strict: the recording ends at this call, and the replay stopped there without comparing the
+   * outcome. Either the call is in doubt (started, never finished: a crash, a suspension), or the
+   * trace has no outcome and ends before it (the chain died between calls).
+   */
   readonly partialAt?: string;
   /** The chain the trace recorded. */
   readonly sourceChainId: string;
@@ -120,14 +127,18 @@ export interface ReplayReport {
 /**
  * Replays `trace` (see the module comment). Never throws for what the script does; divergences
  * are in the report.
- * @throws ChainRuntimeError `REPLAY_FAILED` for an unknown mode, a resume without tools, or a
- * trace the store shows was already resumed or is being resumed (unless `force`);
- * `ARGUMENT_INVALID` for an `inDoubt` or `approvals` decision that is not one, or that names no
- * in-doubt (suspended) call of the trace (then `details.reason` says why and `details.known`
- * lists the calls that could be decided).
+ * @throws ChainRuntimeError `TRACE_INVALID` for a trace that is not one, or whose format
+ * `version` this reader does not know (as loading it from a file would); `REPLAY_FAILED` for an
+ * unknown mode, a resume without tools, or a trace the store shows was already resumed or is
+ * being resumed (unless `force`); `ARGUMENT_INVALID` for an option whose value cannot be what
+ * {@link ReplayOptions} says (`details.argument` names it: a `source` that is not a string, a
+ * `toolbox` that is not a `Toolbox`, ...), in either mode, and for an `inDoubt` or `approvals`
+ * decision that is not one, or that names no in-doubt (suspended) call of the trace (then
+ * `details.reason` says why and `details.known` lists the calls that could be decided).
  */
 export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   checkChainTrace(trace, "replay()");
+  checkTraceVersion(trace);
   if (typeof options !== "object" || options === null) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", 'replay() needs options: { mode: "strict" } or { mode: "resume", tools or toolbox, ... }.');
   }
@@ -135,6 +146,7 @@ export async function replay(trace: ChainTrace, options: ReplayOptions): Promise
   if (mode !== "strict" && mode !== "resume") {
     throw new ChainRuntimeError("REPLAY_FAILED", `replay() mode must be "strict" or "resume"; got ${JSON.stringify(mode)}.`);
   }
+  checkReplayOptions(options);
   return mode === "strict" ? replayStrict(trace, options) : replayResume(trace, options);
 }
 
@@ -169,7 +181,7 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   }
   let divergence = router.divergence;
   if (divergence === undefined && router.partialAt === undefined) {
-    divergence = router.findMissingCall() ?? compareOutcome(trace, run);
+    divergence = withRunFailure(router.findMissingCall(), run) ?? compareOutcome(trace, run);
   }
   return {
     mode: "strict",
@@ -245,6 +257,87 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     inDoubt: router.inDoubt,
     toolboxChanged: fingerprintToolbox(toolbox.callable()).digest !== trace.toolbox.digest,
   };
+}
+
+/**
+ * Throws `TRACE_INVALID` for a trace of a format version this reader does not fold, with the
+ * words `loadTraceFile` and the stores use: a hand-made or exported trace object must not replay
+ * what a file of the same trace is refused for.
+ */
+function checkTraceVersion(trace: ChainTrace): void {
+  if (READABLE_TRACE_FORMAT_VERSIONS.includes(trace.version)) return;
+  throw new ChainRuntimeError(
+    "TRACE_INVALID",
+    `replay(): Trace format version ${String(trace.version)} is not supported (this reader knows ${READABLE_TRACE_FORMAT_VERSIONS.join(" and ")}). ` +
+      "Replay it with the isochain version that wrote it.",
+    { details: { version: trace.version } },
+  );
+}
+
+/**
+ * Throws `ARGUMENT_INVALID` (`details.argument` names the option) for the first option whose
+ * value cannot be what {@link ReplayOptions} says. Checked in both modes, options a mode does not
+ * read included: a wrong value is a mistake either way, and found here it is named, instead of
+ * surfacing as a `TypeError` from inside a resume, or as a replay of something else (a `source`
+ * that is not a string replays as a script that does not compile). `mode` is checked apart;
+ * `inDoubt` and `approvals` by {@link checkDecisions}; `driver` and the `policy` fields by
+ * `ToolChainTool`.
+ */
+function checkReplayOptions(options: ReplayOptions): void {
+  const owner = "replay()";
+  const refuse = (argument: string, expected: string, value: unknown, hint = ""): never => refuseOption(owner, argument, expected, `got ${describeKind(value)}${hint}`);
+  const { source, toolbox, tools, traceStore, approvalHandler, approvalMode, blobStore, hooks, policy, chainId, force, signal, onProgress } = options;
+  if (source !== undefined && typeof source !== "string") refuse("source", "a string (the script to replay; leave it out for the recorded one)", source);
+  if (toolbox !== undefined && !(toolbox instanceof Toolbox) && typeof (toolbox as Partial<Toolbox> | null)?.callable !== "function") {
+    refuse("toolbox", "a Toolbox", toolbox, "; wrap the tools in one (toolbox: new Toolbox([...])) or pass them as tools: [...]");
+  }
+  if (tools !== undefined && !isIterableObject(tools)) refuse("tools", "an array of tools", tools);
+  if (traceStore !== undefined) checkMethods(owner, "traceStore", "a TraceStore, e.g. new FileTraceStore({ dir })", traceStore, ["append", "load", "list"]);
+  if (blobStore !== undefined) checkMethods(owner, "blobStore", "a BlobStore, e.g. the one the original run used", blobStore, BLOB_STORE_METHODS);
+  if (approvalHandler !== undefined) checkMethods(owner, "approvalHandler", "an ApprovalHandler", approvalHandler, ["request"]);
+  if (approvalMode !== undefined && approvalMode !== "wait" && approvalMode !== "suspend") refuse("approvalMode", '"wait" or "suspend"', approvalMode);
+  if (hooks !== undefined) checkHooks(owner, hooks);
+  if (policy !== undefined && (typeof policy !== "object" || policy === null || Array.isArray(policy))) {
+    refuse("policy", "an object of ChainPolicy fields, e.g. { callTimeoutMs: 5000 }", policy);
+  }
+  if (chainId !== undefined && !isTraceChainId(chainId)) refuse("chainId", 'an id of 1 to 128 letters, digits, "_" or "-"', chainId);
+  if (force !== undefined && typeof force !== "boolean") refuse("force", "true or false", force);
+  if (signal !== undefined && !isAbortSignalLike(signal)) refuse("signal", "an AbortSignal", signal);
+  if (onProgress !== undefined && typeof onProgress !== "function") refuse("onProgress", "a function", onProgress);
+}
+
+function isIterableObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && typeof (value as { [Symbol.iterator]?: unknown })[Symbol.iterator] === "function";
+}
+
+/** Longest script error message a divergence quotes, in characters. */
+const MAX_QUOTED_ERROR_CHARS = 300;
+
+/**
+ * `divergence` (a missing call) with the replayed script's failure appended, when it failed: a
+ * script that stopped on a compile error or a throw never made the calls after it, and the
+ * error is why.
+ */
+function withRunFailure(divergence: ReplayDivergence | undefined, run: TracedChainRunResult): ReplayDivergence | undefined {
+  if (divergence === undefined || run.status === "ok" || run.error === undefined) return divergence;
+  const [summary = "", ...rest] = divergence.message.split("\n");
+  const message = `${summary.replace(/\.$/, "")}: it ${describeRunFailure(run.error)}`;
+  return { ...divergence, message: [message, ...rest].join("\n") };
+}
+
+/** `failed first (runtime error at 2:10) with TypeError: x is undefined.`, on one bounded line. */
+function describeRunFailure(error: ChainError): string {
+  const phase = error.phase === "compile" ? "compile error" : error.phase === "runtime" ? "runtime error" : "limit";
+  const at = error.line === undefined ? "" : ` at ${error.line}${error.column === undefined ? "" : `:${error.column}`}`;
+  const name = oneLine(error.name, 60) || "Error";
+  const text = oneLine(error.message, MAX_QUOTED_ERROR_CHARS);
+  return `failed first (${phase}${at}) with ${name}${text === "" ? "" : `: ${text}`}${/[.!?…]$/.test(text) ? "" : "."}`;
+}
+
+/** `text` with its whitespace runs (newlines too) as single spaces, cut to `maxChars` with an ellipsis. */
+function oneLine(text: string, maxChars: number): string {
+  const flat = String(text).replace(/\s+/g, " ").trim();
+  return flat.length > maxChars ? `${flat.slice(0, maxChars - 1)}…` : flat;
 }
 
 const DENY_ALL: ApprovalHandler = { request: async () => "denied" };

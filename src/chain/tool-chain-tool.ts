@@ -61,7 +61,7 @@ import {
   type ToolExecutionResult,
   type ToolRisk,
 } from "../kernel/index.ts";
-import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, refuseOption } from "../kernel/check-option-shape.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, isAbortSignalLike, refuseOption } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
 import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
@@ -789,7 +789,7 @@ function checkRunOptions(options: ChainRunOptions): void {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options must be an object; got ${options === null ? "null" : typeof options}.`);
   }
   const refuse = (argument: string, expected: string, value: unknown): never => {
-    throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options.${argument} must be ${expected}; got ${describeValue(value)}.`, { details: { argument } });
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options.${argument} must be ${expected}; got ${describeKind(value)}.`, { details: { argument } });
   };
   const { signal, onProgress, chainId, seed, clockStart } = options;
   // Duck-typed: a signal from another realm or an AbortSignal polyfill is an AbortSignal too.
@@ -800,18 +800,6 @@ function checkRunOptions(options: ChainRunOptions): void {
   if (clockStart !== undefined && !(typeof clockStart === "number" && Math.abs(clockStart) <= 8.64e15)) {
     refuse("clockStart", "epoch milliseconds a Date can hold (within ±8.64e15)", clockStart);
   }
-}
-
-function isAbortSignalLike(value: unknown): boolean {
-  if (typeof value !== "object" || value === null) return false;
-  const signal = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
-  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
-}
-
-function describeValue(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value === "number" || typeof value === "boolean" || value === null || value === undefined) return String(value);
-  return typeof value;
 }
 
 function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationResult {

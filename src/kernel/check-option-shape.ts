@@ -46,5 +46,12 @@ export function refuseOption(owner: string, argument: string, expected: string, 
   throw new ChainRuntimeError("ARGUMENT_INVALID", `${owner} options.${argument} must be ${expected}; ${why}.`, { details: { argument, ...details } });
 }
 
+/** Duck-typed: a signal from another realm or a polyfill is an AbortSignal too. */
+export function isAbortSignalLike(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const signal = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
+}
+
 /** The methods of a blob store the invoker and its sessions call. */
 export const BLOB_STORE_METHODS = ["put", "resolve", "pin", "unpin"] as const;
