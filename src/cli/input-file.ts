@@ -19,7 +19,8 @@
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { ChainRuntimeError, describeThrown, isChainRuntimeError, MAX_SCRIPT_CHARS } from "../index.ts";
+import { ChainRuntimeError, isChainRuntimeError, MAX_SCRIPT_CHARS } from "../index.ts";
+import { fileErrorReason } from "./file-error-reason.ts";
 
 /**
  * Most bytes of a script the CLI reads: {@link MAX_SCRIPT_CHARS} characters at 4 bytes each, the
@@ -89,22 +90,6 @@ function tooLong(bytes: number, prefix = ""): string {
     `it is ${prefix}${bytes} bytes, and scripts are compiled up to ${MAX_SCRIPT_CHARS} characters ` +
     `(so read up to ${MAX_SCRIPT_BYTES} bytes); keep the script to the logic and pass data through tools`
   );
-}
-
-function fileErrorReason(error: unknown): string {
-  switch ((error as { code?: unknown } | null)?.code) {
-    case "ENOENT":
-      return "no such file";
-    case "ENOTDIR":
-      return "a part of the path is not a folder";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "ELOOP":
-      return "too many symbolic links";
-    default:
-      return describeThrown(error);
-  }
 }
 
 function fileKind(stats: Stats): string {

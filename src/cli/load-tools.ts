@@ -11,6 +11,7 @@ import {
   Toolbox,
 } from "../index.ts";
 import { checkToolModuleFile } from "./input-file.ts";
+import { awaitStep } from "./pending-step.ts";
 
 /**
  * Loads the tools a module exports: a default export that is a `Toolbox` or an array of tools,
@@ -20,14 +21,16 @@ import { checkToolModuleFile } from "./input-file.ts";
  * trap when read (a Proxy, a throwing getter). Every such failure is `CLI_USAGE` naming the
  * module, with the thrown value described by `describeThrown`. Two different tools under one
  * name (two named exports, or two entries of an array) are refused, not resolved by order, and
- * so is a module whose toolbox ends up empty (`export default []` as much as `export {}`).
+ * so is a module whose toolbox ends up empty (`export default []` as much as `export {}`). A
+ * module whose top-level await never settles is named by main.ts when nothing else is left to
+ * run (see pending-step.ts).
  * @throws ChainRuntimeError `CLI_USAGE`.
  */
 export async function loadToolModule(path: string): Promise<Toolbox> {
   await checkToolModuleFile(path);
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>;
+    module = (await awaitStep(neverLoaded(path), import(pathToFileURL(resolve(path)).href))) as Record<string, unknown>;
   } catch (error) {
     throw new ChainRuntimeError("CLI_USAGE", `Could not load the tool module ${path}: ${thrownText(error)}`, { cause: error, details: { path } });
   }
@@ -47,6 +50,14 @@ export async function loadToolModule(path: string): Promise<Toolbox> {
     });
   }
   return toolbox;
+}
+
+/** What is said, exit code 2, when the import of `path` never settles (see pending-step.ts). */
+function neverLoaded(path: string): string {
+  return (
+    `CLI_USAGE: Could not load the tool module ${path}: it never finished loading (its top-level await did not settle). ` +
+    "Make every top-level await in it settle, or move the waiting into a tool's execute."
+  );
 }
 
 /** The toolbox `module` exports (see {@link loadToolModule}); may throw whatever its exports throw. */

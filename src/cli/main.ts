@@ -24,6 +24,7 @@ import { EXIT_OK, EXIT_USAGE, runExitCode } from "./exit-codes.ts";
 import { formatRun } from "./format-run.ts";
 import { readScriptFile } from "./input-file.ts";
 import { loadToolModule } from "./load-tools.ts";
+import { stalledStep } from "./pending-step.ts";
 import { parseCount } from "./parse-count.ts";
 import { prepareStore } from "./prepare-store.ts";
 import { replayCommand } from "./replay-command.ts";
@@ -133,15 +134,36 @@ function argumentText(args: unknown): string {
   }
 }
 
+/**
+ * Said when the event loop drains while `main` is unsettled: a promise it awaited will never
+ * settle. Called on `beforeExit`; once, and only before `main` settled (see pending-step.ts).
+ */
+function reportStall(): void {
+  if (settled) return;
+  settled = true;
+  const stalled =
+    stalledStep() ?? "the command never finished: a step it awaited never settled, and nothing was left to run. Please report this with the command line.";
+  writeErr(`isochain: ${stalled}\n`);
+  process.exitCode = EXIT_USAGE;
+}
+
+/** Whether `main` has settled (or its stall was reported). */
+let settled = false;
 guardOutput();
+// Until `main` settles: a command whose awaited promise never settles (nothing left to run, so
+// Node exits) did not do what was asked, and must not exit 0. See pending-step.ts.
+process.exitCode = EXIT_USAGE;
+process.on("beforeExit", reportStall);
 process.on("exit", (code) => {
   process.exitCode = outputExitCode(code);
 });
 main(process.argv.slice(2)).then(
   (code) => {
+    settled = true;
     process.exitCode = code;
   },
   (error: unknown) => {
+    settled = true;
     const message = isChainRuntimeError(error) ? `${error.code}: ${error.message}` : describeThrown(error);
     writeErr(`isochain: ${message}\n`);
     process.exitCode = EXIT_USAGE;

@@ -13,6 +13,7 @@ import {
   resumeChain,
 } from "../index.ts";
 import { approvalHandlerFor } from "./approval-handler-for.ts";
+import { clipText } from "./clip-text.ts";
 import { parseCommandLine } from "./command-line.ts";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runExitCode } from "./exit-codes.ts";
 import { formatRun } from "./format-run.ts";
@@ -187,8 +188,28 @@ function formatStrict(report: ReplayReport): string {
   } else {
     out.push(`replay of chain ${report.sourceChainId}: DIVERGED (${report.divergence?.kind}${report.divergence?.callId ? ` at ${report.divergence.callId}` : ""})`);
     if (report.divergence) out.push(report.divergence.message);
+    // A missing call's message already ends with the script's failure (see replay()).
+    const failure = report.divergence?.kind === "missing-call" ? undefined : replayedFailure(report.run);
+    if (failure !== undefined) out.push(failure);
   }
   return `${out.join("\n")}\n`;
+}
+
+/** Most characters of the replayed script's error (name and message) shown under a divergence. */
+const MAX_REPLAY_ERROR_CHARS = 300;
+
+/**
+ * Why the replayed script itself failed (it did not compile, it threw), as one line, or
+ * `undefined` when it did not fail. A divergence says only which call or outcome differs; when
+ * the script failed, that is usually why, and its error is in no other line of the report.
+ */
+function replayedFailure(run: ReplayReport["run"]): string | undefined {
+  const error = run.error;
+  if (!error) return undefined;
+  const where = error.line === undefined ? "" : ` at line ${error.line}${error.column === undefined ? "" : `, column ${error.column}`}`;
+  // The name and message are the script's own: any length, any lines.
+  const thrown = clipText(`${error.name}: ${error.message}`.replace(/\s+/g, " ").trim(), MAX_REPLAY_ERROR_CHARS);
+  return `the replayed script failed [${error.phase}]${where}: ${thrown}`;
 }
 
 function formatResume(report: ReplayReport): string {

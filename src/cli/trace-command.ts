@@ -1,9 +1,9 @@
-import { mkdir, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { ChainRuntimeError, exportTraceJson, FileTraceStore, traceToTest } from "../index.ts";
 import { parseCommandLine } from "./command-line.ts";
 import { EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { formatTrace, formatTraceList } from "./format-trace.ts";
+import { writeOutputFile } from "./output-file.ts";
 import { parseCount } from "./parse-count.ts";
 import { resolveTrace } from "./resolve-trace.ts";
 import { USAGE } from "./usage.ts";
@@ -58,9 +58,8 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
   let text: string;
   if (sub === "show") text = values.json ? `${exportTraceJson(trace)}\n` : formatTrace(trace);
   else text = values.test ? traceToTest(trace, { importFrom: values.import ?? "isochain" }) : `${exportTraceJson(trace)}\n`;
-  if (values.out) {
-    await mkdir(dirname(values.out), { recursive: true });
-    await writeFile(values.out, text);
+  if (values.out !== undefined) {
+    await writeOutputFile(values.out, text);
     writeOut(`wrote ${values.out}\n`);
   } else {
     writeOut(text);

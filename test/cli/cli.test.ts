@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -343,6 +343,20 @@ describe("isochain CLI: tool modules", () => {
     }
   });
 
+  it("name a module whose top-level await never settles, exit 2 (run and replay --resume), instead of a silent exit 0", () => {
+    const hang = toolModule("never-loads.ts", "await new Promise(() => {});\nexport const a = 1;");
+    const said = `isochain: CLI_USAGE: Could not load the tool module ${hang}: it never finished loading (its top-level await did not settle). Make every top-level await in it settle, or move the waiting into a tool's execute.\n`;
+    const run = isochainWithin(20_000, "run", WON_DEALS, "--tools", hang, "--approve", "auto");
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(said);
+    const suspended = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend");
+    expect(suspended.code, suspended.stderr).toBe(3);
+    const resume = isochainWithin(20_000, "replay", savedTraceId(suspended.stdout), "--resume", "--decision", "approved", "--tools", hang);
+    expect(resume.code, resume.stderr).toBe(2);
+    expect(resume.stderr).toBe(said);
+  }, 90_000);
+
   it("refuse exports that trap when read, naming the module", () => {
     const proxy = load("proxy.ts", 'export default new Proxy({}, { get() { throw new Error("proxy get trap"); }, getPrototypeOf() { throw new Error("proto trap"); } });');
     expect(proxy.code).toBe(2);
@@ -396,6 +410,21 @@ describe("isochain CLI: numeric options", () => {
       expect(run.code, bad).toBe(2);
       expect(run.stderr).toContain(`CLI_USAGE: --max-calls takes a whole number of tool calls from 0 to 1000000, in decimal digits (e.g. --max-calls 50); got ${JSON.stringify(bad)}.`);
     }
+  }, 90_000);
+
+  it("say the same of a negative number given as the next argument, not parseArgs' \"argument is ambiguous\"", () => {
+    for (const [args, said] of [
+      [["trace", "ls", "--limit", "-1"], 'CLI_USAGE: --limit takes a whole number of traces from 1 to 1000000, in decimal digits (e.g. --limit 20); got "-1".'],
+      [["run", WON_DEALS, "--tools", TOOLS, "--max-calls", "-1"], 'CLI_USAGE: --max-calls takes a whole number of tool calls from 0 to 1000000, in decimal digits (e.g. --max-calls 50); got "-1".'],
+      [["run", WON_DEALS, "--max-calls", "-0.5", "--tools", TOOLS], 'CLI_USAGE: --max-calls takes a whole number of tool calls from 0 to 1000000, in decimal digits (e.g. --max-calls 50); got "-0.5".'],
+    ] as const) {
+      const negative = isochain(...args);
+      expect(negative.code, args.join(" ")).toBe(2);
+      expect(negative.stderr, args.join(" ")).toBe(`isochain: ${said}\n`);
+    }
+    const forgotten = isochain("run", WON_DEALS, "--tools", "--json");
+    expect(forgotten.code).toBe(2);
+    expect(forgotten.stderr).toContain("argument is ambiguous");
   });
 });
 
@@ -437,4 +466,78 @@ describe("isochain CLI: exit codes and stray arguments", () => {
       `isochain: CLI_USAGE: --in-doubt c9: chain ${id} has no in-doubt call c9; it has none. Decide only the calls \`isochain trace show ${id}\` lists as in doubt.\n`,
     );
   });
+});
+
+describe("isochain CLI: --out", () => {
+  it("says, naming the path, why a file cannot be written: a folder, a path through a file, an empty path (exit 2)", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto");
+    const id = savedTraceId(run.stdout);
+    const folder = join(cwd, "out-folder");
+    mkdirSync(folder, { recursive: true });
+    const aFile = file("out-file.txt", "a file\n");
+    const advice = "Pass the path of a file to write (a missing folder is created), or leave out --out to print to stdout.";
+    for (const [args, reason] of [
+      [["trace", "show", id, "--out", folder], `Could not write --out ${folder}: it is a folder.`],
+      [["trace", "export", id, "--test", "--out", folder], `Could not write --out ${folder}: it is a folder.`],
+      [["trace", "show", id, "--json", "--out", join(aFile, "x", "trace.json")], `Could not write --out ${join(aFile, "x", "trace.json")}: a part of ${join(aFile, "x")} is a file, not a folder.`],
+      [["trace", "export", id, "--out", join(aFile, "trace.json")], `Could not write --out ${join(aFile, "trace.json")}: ${aFile} is a file, not a folder.`],
+      [["trace", "show", id, "--out="], 'Could not write --out "": the path is empty.'],
+    ] as const) {
+      const written = isochain(...args);
+      expect(written.code, args.join(" ")).toBe(2);
+      expect(written.stdout, args.join(" ")).toBe("");
+      expect(written.stderr, args.join(" ")).toBe(`isochain: CLI_USAGE: ${reason} ${advice}\n`);
+    }
+    const nested = join(cwd, "new-out", "deeper", "trace.txt");
+    const ok = isochain("trace", "show", id, "--out", nested);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(readFileSync(nested, "utf8")).toContain(`chain ${id}`);
+  }, 90_000);
+});
+
+describe("isochain CLI: a strict replay whose script fails", () => {
+  /**
+   * A trace of `original` (which runs ok) whose recorded script is then edited, in the file, to
+   * `edited` (padded to the same length, so the frame stays whole), as a hand-edited trace would be.
+   */
+  function editedTrace(name: string, original: string, edited: string): string {
+    const run = isochain("run", file(`${name}.ts`, original), "--tools", TOOLS, "--approve", "auto");
+    expect(run.code, run.stderr).toBe(0);
+    const path = join(cwd, ".isochain", "traces", `${savedTraceId(run.stdout)}.trace`);
+    const bytes = readFileSync(path);
+    const at = bytes.indexOf(original);
+    expect(at).toBeGreaterThan(0);
+    expect(bytes.indexOf(original, at + 1)).toBe(-1);
+    const replacement = Buffer.from(edited.padEnd(original.length, " "));
+    expect(replacement.length).toBe(Buffer.byteLength(original));
+    replacement.copy(bytes, at);
+    const edit = join(cwd, `${name}.trace`);
+    writeFileSync(edit, bytes);
+    return edit;
+  }
+  const ORIGINAL = `const won = await tools.crm_query({ stage: "won" });\nreturn won.status;${" ".repeat(40)}\n`;
+
+  it("says the script's error with the divergence, on one bounded line", () => {
+    // A call the script never made: the divergence's own message ends with why.
+    const runtime = isochain("replay", editedTrace("replay-throws", ORIGINAL, "const won = undefined as any;\nreturn won.status;"));
+    expect(runtime.code, runtime.stderr).toBe(1);
+    expect(runtime.stdout).toMatch(
+      /: DIVERGED \(missing-call at c0\)\n.*never made it: it failed first \(runtime error at 2:\d+\) with TypeError: Cannot read properties of undefined \(reading 'status'\)\.\n$/,
+    );
+
+    const compile = isochain("replay", editedTrace("replay-syntax", ORIGINAL, "const won = ;"));
+    expect(compile.code, compile.stderr).toBe(1);
+    expect(compile.stdout).toMatch(/never made it: it failed first \(compile error at 1:\d+\) with SyntaxError: .+\n$/);
+
+    const long = isochain("replay", editedTrace("replay-long", ORIGINAL.replace("return", `${"\n".repeat(3)}return`), 'throw new Error("a\\nb " + "x".repeat(5000));'));
+    expect(long.code, long.stderr).toBe(1);
+    const line = long.stdout.split("\n").find((text) => text.includes("failed first"));
+    expect(line).toMatch(/failed first \(runtime error at 1:\d+\) with Error: a b x+…$/);
+    expect(Array.from(line ?? "").length).toBeLessThan(500);
+
+    // Every call made, then a throw: the outcome differs, and a line of its own says why.
+    const late = isochain("replay", editedTrace("replay-late", ORIGINAL, 'const won = await tools.crm_query({ stage: "won" });\nthrow new Error("late");'));
+    expect(late.code, late.stderr).toBe(1);
+    expect(late.stdout).toMatch(/: DIVERGED \(outcome-mismatch\)[^]*\nthe replayed script failed \[runtime\] at line 2, column \d+: Error: late\n$/);
+  }, 90_000);
 });
