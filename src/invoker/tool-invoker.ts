@@ -35,8 +35,8 @@
  *   trace record (subject to the session's record cap).
  * - Every call that reaches the budget gate and passes it consumes budget, even an unknown tool.
  * - The arguments are copied once (plain JSON, `__proto__` keys dropped); that copy is what is
- *   validated, shown to the approver, resolved and executed. A denied call never touches the
- *   blob store; a cancelled call never executes.
+ *   validated, shown to the approver (as a frozen copy of its own), resolved and executed. A
+ *   denied call never touches the blob store; a cancelled call never executes.
  * - The invoker holds configuration only; all per-chain state is in the {@link InvokerSession}.
  */
 import { randomUUID } from "node:crypto";

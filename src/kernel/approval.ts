@@ -6,7 +6,7 @@ export interface ApprovalRequest {
   /** The chain (or invoker session) the call belongs to. */
   readonly chainId: string;
   readonly tool: string;
-  /** The exact arguments that will run if approved (the host's own copy). */
+  /** The exact arguments that will run if approved: a deep-frozen copy of the host's own, so the approver cannot change them. */
   readonly args: unknown;
   readonly risk: ToolRisk;
   /** Epoch milliseconds. */

@@ -117,6 +117,31 @@ describe("ToolInvoker approval gate", () => {
     expect(tool.calls[0]?.args).toEqual({ to: "ceo@example.com" });
   });
 
+  it("gives the approver a frozen copy: what it does to the arguments cannot change the call that runs", async () => {
+    const thrown: unknown[] = [];
+    const handler = approver(async (request) => {
+      const shown = request.args as { amount: number; lines: { sku: string }[] };
+      for (const change of [() => (shown.amount = 1_000_000), () => shown.lines.push({ sku: "x" }), () => ((shown.lines[0] as { sku: string }).sku = "y")]) {
+        try {
+          change();
+        } catch (error) {
+          thrown.push(error);
+        }
+      }
+      return "approved";
+    });
+    const tool = echoTool("refund", { risk: "high" });
+    const invoker = makeInvoker([tool], { approvalHandler: handler });
+    const session = invoker.openSession();
+    const result = await invoker.invoke({ name: "refund", arguments: { amount: 5, lines: [{ sku: "a" }] } }, { session });
+    expect(result.status).toBe("ok");
+    expect(thrown).toHaveLength(3); // each write throws (frozen, strict mode)
+    expect(tool.calls[0]?.args).toEqual({ amount: 5, lines: [{ sku: "a" }] });
+    expect(handler.requests[0]?.args).toEqual({ amount: 5, lines: [{ sku: "a" }] });
+    // The tool still gets a copy it may change (its own, not the approver's).
+    expect(Object.isFrozen(tool.calls[0]?.args)).toBe(false);
+  });
+
   it("shows the approver the artifact ref, not its content", async () => {
     const { MemoryBlobStore } = await import("../../src/artifacts/memory-blob-store.ts");
     const store = new MemoryBlobStore();

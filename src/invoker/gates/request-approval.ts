@@ -59,7 +59,10 @@ export async function requestApproval(input: ApprovalGateInput): Promise<Invocat
     id: randomUUID(),
     chainId: state.id,
     tool,
-    args: input.args,
+    // The approver's own frozen copy: what it is shown is what runs, and nothing it does to
+    // that object (an approval UI tidying it for display, say) can change the call after its
+    // arguments were validated and recorded.
+    args: frozenCopy(input.args),
     risk,
     createdAt: Date.now(),
   });
@@ -123,4 +126,15 @@ async function askHandler(handler: ApprovalHandler, request: ApprovalRequest, si
   } catch (error) {
     return { thrown: error };
   }
+}
+
+/** A deep copy of plain JSON data, frozen all the way down (arguments nest at most 64 levels). */
+function frozenCopy<T>(value: T): T {
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  for (const item of Object.values(value)) deepFreeze(item);
+  return Object.freeze(value);
 }
