@@ -80,6 +80,8 @@ export class TraceRecorder {
   readonly #onError: ((failure: TraceRecorderFailure) => void) | undefined;
   readonly #failures: TraceRecorderFailure[] = [];
   readonly #announced = new Set<string>();
+  /** Calls whose tool-call the store refused: their end tries once more (see #onToolEnd). */
+  readonly #unlogged = new Set<string>();
   #risks: ReadonlyMap<string, ToolRisk> | undefined;
   #ended = false;
   /** Why `chain-start` could not be logged; later events are then not appended (see #append). */
@@ -210,14 +212,20 @@ export class TraceRecorder {
     // Refused by the store: the call's end logs a stand-in first (as for a call refused before
     // its start), so the log never holds a result without its call. (Nothing goes into a log
     // whose chain-start was refused or never came.)
-    if (!logged && this.#risks !== undefined && this.#startRefused === undefined) this.#announced.delete(payload.callId);
+    if (!logged && this.#risks !== undefined && this.#startRefused === undefined) {
+      this.#announced.delete(payload.callId);
+      this.#unlogged.add(payload.callId);
+    }
   }
 
   async #onToolEnd(payload: ToolEndEvent): Promise<void> {
     if (payload.chainId !== this.chainId) return;
     const { record } = payload;
     if (!this.#announced.has(payload.callId)) {
-      // Refused before TOOL_START (budget gate): log the call so the entry exists.
+      // Refused before TOOL_START (budget gate), or its tool-call was refused by the store: log
+      // the call so the entry exists. A second try of a refused tool-call that fails too is no
+      // further event lost: it is not counted again.
+      const retry = this.#unlogged.delete(payload.callId);
       this.#announced.add(payload.callId);
       const risk = this.#risks?.get(payload.tool);
       await this.#append(
@@ -232,6 +240,7 @@ export class TraceRecorder {
           startedAt: record.startedAt,
         },
         payload.callId,
+        retry,
       );
     }
     await this.#append(
@@ -248,8 +257,11 @@ export class TraceRecorder {
     );
   }
 
-  /** Appends `event`; false when it was not logged (the failure is kept, see {@link TraceRecorder.failures}). */
-  async #append(event: TraceEvent, callId: string | undefined): Promise<boolean> {
+  /**
+   * Appends `event`; false when it was not logged. The failure is kept (see
+   * {@link TraceRecorder.failures}) unless `quiet` (a second try of an event already counted).
+   */
+  async #append(event: TraceEvent, callId: string | undefined, quiet = false): Promise<boolean> {
     if (this.#risks === undefined) {
       this.#fail(
         event.type,
@@ -283,7 +295,7 @@ export class TraceRecorder {
             details: { chainId: this.chainId, type: event.type },
           });
       if (event.type === "chain-start") this.#startRefused = error;
-      this.#fail(event.type, callId, error);
+      if (!quiet) this.#fail(event.type, callId, error);
       return false;
     }
   }
