@@ -31,8 +31,10 @@ import {
   type ToolStartEvent,
 } from "../kernel/index.ts";
 import { fitsArgumentLimits } from "../invoker/gates/normalize-arguments.ts";
+import type { InvokerSession } from "../invoker/invoker-session.ts";
 import type { TraceRecorder } from "../trace/trace-recorder.ts";
 import type { RunPlan } from "./call-router.ts";
+import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
 /** An answer from the trace waiting for its turn (see `ChainRunContext.inRecordedOrder`). */
 interface HeldAnswer {
@@ -61,6 +63,14 @@ export class ChainRunContext {
   pendingApproval: ApprovalRequest | undefined;
   /** Why the run was stopped early, when it was. */
   stopReason: "suspended" | "halted" | undefined;
+  /** What the run is waiting on now, named when it never settles (see `ToolChainTool`'s deadline). */
+  stage = "the chain's start";
+  /** The run's invoker session, once opened. */
+  session: InvokerSession | undefined;
+  /** Set when the caller got its result without this run, which never settled in time: nothing more may start. */
+  abandoned = false;
+  /** The run's result, once built (before the trace's end and the CHAIN_END hook, which may still hang). */
+  result: TracedChainRunResult | undefined;
 
   #nextSeq = 0;
   readonly #seqOf = new Map<number, number>();

@@ -303,8 +303,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const recorder = this.#traceStore ? new TraceRecorder({ store: this.#traceStore, chainId }) : undefined;
     const run = new ChainRunContext(chainId, recorder, plan);
     this.#runs.push(run);
-    try {
+    const ids = { started, chainId, seed, clockStart };
+    const work = (async () => {
       if (recorder) {
+        run.stage = "the trace store (writing chain-start)";
         await recorder.start({
           source: typeof code === "string" ? code : "",
           policy: this.policy,
@@ -314,25 +316,106 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           ...(plan?.parentChainId === undefined ? {} : { parentChainId: plan.parentChainId }),
         });
       }
-      return await this.#execute(code, options, run, { started, chainId, seed, clockStart });
-    } finally {
-      const index = this.#runs.indexOf(run);
-      if (index >= 0) {
-        // Swap-remove: no reallocation.
-        this.#runs[index] = this.#runs[this.#runs.length - 1] as ChainRunContext;
-        this.#runs.pop();
-      }
+      return this.#execute(code, options, run, ids);
+    })();
+    // Registered first: the run is gone from #runs before its caller resumes (the chain id is free
+    // again), or, when the caller was answered without it, once it does settle.
+    const forget = (): void => this.#forget(run);
+    work.then(forget, forget);
+    return this.#withinDeadline(work, run, ids, options.signal);
+  }
+
+  #forget(run: ChainRunContext): void {
+    const index = this.#runs.indexOf(run);
+    if (index >= 0) {
+      // Swap-remove: no reallocation.
+      this.#runs[index] = this.#runs[this.#runs.length - 1] as ChainRunContext;
+      this.#runs.pop();
     }
   }
 
-  async #execute(
-    code: string,
-    options: ChainRunOptions,
-    run: ChainRunContext,
-    ids: { started: number; chainId: string; seed: number; clockStart: number },
-  ): Promise<TracedChainRunResult> {
+  /**
+   * `work`, or, when it has not settled `STUCK_GRACE_MS` after `totalTimeoutMs` (or after the
+   * caller's signal fired), a `timeout` (`cancelled`) result without it. The sandbox itself is
+   * bounded by its watchdog; what can hang past it is host code the chain awaits: a blob store,
+   * trace store, approval handler or hook that never settles. The run is then abandoned: its
+   * session is closed (calls still out are told to stop) and nothing more of it starts.
+   */
+  #withinDeadline(work: Promise<TracedChainRunResult>, run: ChainRunContext, ids: RunIds, signal: AbortSignal | undefined): Promise<TracedChainRunResult> {
+    return new Promise((resolve, reject) => {
+      const abandon = (status: "timeout" | "cancelled"): void => {
+        signal?.removeEventListener("abort", onAbort);
+        run.abandoned = true;
+        void run.session?.close().catch(noop);
+        resolve(this.#abandonedResult(run, ids, status));
+      };
+      let timer = setTimeout(abandon, this.policy.totalTimeoutMs + STUCK_GRACE_MS, "timeout");
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        timer = setTimeout(abandon, STUCK_GRACE_MS, "cancelled");
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      work.then(
+        (result) => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          resolve(result);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+          reject(error as Error);
+        },
+      );
+    });
+  }
+
+  /** The result of a run abandoned while it waited on `run.stage` (see {@link #withinDeadline}). */
+  #abandonedResult(run: ChainRunContext, ids: RunIds, status: "timeout" | "cancelled"): TracedChainRunResult {
+    const waited = status === "timeout" ? `totalTimeoutMs (${this.policy.totalTimeoutMs} ms) and ${STUCK_GRACE_MS} ms more` : `${STUCK_GRACE_MS} ms after it was cancelled`;
+    const message =
+      `The chain was abandoned: ${run.stage} did not settle within ${waited}. A blob store, trace store, approval handler or hook ` +
+      "that never answers holds a chain this way; calls still waiting on it are not in callTrace.";
+    const traceError: ChainTraceError | undefined = run.recorder
+      ? { code: "STORE_FAILED", message: `The trace was left unfinished: ${message}`, lostEvents: run.recorder.failures.length + 1 }
+      : undefined;
+    // Stuck after the result was built: that result, with the trace said to be unfinished when its end was what hung.
+    if (run.result !== undefined) return run.result.traceError === undefined && traceError && run.stage === CHAIN_END_STAGE ? { ...run.result, traceError } : run.result;
+    const durationMs = performance.now() - ids.started;
+    const session = run.session;
+    const callTrace: ChainCallRecord[] = [...run.answeredRecords];
+    for (const record of session?.trace ?? []) {
+      const seq = run.runSeq(record.seq);
+      callTrace.push(seq === record.seq ? record : { ...record, seq });
+    }
+    callTrace.sort((a, b) => a.seq - b.seq);
+    return {
+      chainId: ids.chainId,
+      status,
+      outputText: "",
+      error: { phase: "limit", name: status === "timeout" ? "TimeoutError" : "CancelledError", message },
+      callTrace,
+      durationMs,
+      stats: { wallMs: durationMs, cpuMs: 0, heapBytes: 0, toolCalls: (session?.callCount ?? 0) + run.answeredRecords.length },
+      seed: ids.seed,
+      clockStart: ids.clockStart,
+      ...(traceError ? { traceError } : {}),
+    };
+  }
+
+  async #execute(code: string, options: ChainRunOptions, run: ChainRunContext, ids: RunIds): Promise<TracedChainRunResult> {
     const { started, chainId, seed, clockStart } = ids;
-    if (this.#hooks?.CHAIN_START) await this.#fireChainStart(chainId, code);
+    if (this.#hooks?.CHAIN_START) {
+      run.stage = "the CHAIN_START hook";
+      await this.#fireChainStart(chainId, code);
+    }
+
+    // Answered without this run while it waited above (see #withinDeadline): the script never
+    // starts, and the trace still gets its end, should the store take it now.
+    if (run.abandoned) {
+      const { error } = this.#abandonedResult(run, ids, "timeout");
+      return this.#finish(chainId, started, { status: "timeout", ...(error ? { error } : {}), outputText: "", seed, clockStart, run });
+    }
 
     // On a cache miss V8's check of the compiled code is deferred: it runs while the sandbox
     // compiles the same code (see DeferredCompile), not before.
@@ -347,10 +430,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // sandbox/isolate-runner.ts, startRun), after it the isolate's thread is still waking up.
     let openedSession: InvokerSession | undefined;
     const sessionOf = (): InvokerSession =>
-      (openedSession ??= this.invoker.openSession({
-        chainId,
-        ...(options.signal ? { signal: options.signal } : {}),
-      }));
+      (openedSession ??= run.session =
+        this.invoker.openSession({
+          chainId,
+          ...(options.signal ? { signal: options.signal } : {}),
+        }));
     const inFlight = new Set<Promise<InvocationResult>>();
     let output = "";
     const onProgress = options.onProgress;
@@ -483,8 +567,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       outcome = await running;
     }
     // Calls still running were cancelled by the driver; wait for their records so the trace is whole.
-    if (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    if (inFlight.size > 0) {
+      run.stage = "a call still running after the script ended (its blob store, trace store, approval or hook step)";
+      await Promise.allSettled([...inFlight]);
+    }
     const session = sessionOf();
+    run.stage = "the blob store (unpinning the chain's artifacts)";
     const cleanupError = await closeSession(session);
     if (refusedByV8 !== undefined) return compileFailed(refusedByV8.error);
     const suspended = run.stopReason === "suspended" && run.pendingApproval !== undefined;
@@ -625,6 +713,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     if (outcome?.status === "ok" && outcome.returnJson !== undefined) {
       if (Buffer.byteLength(outcome.returnJson, "utf8") > this.policy.maxInlineResultBytes && this.#blobStore) {
         try {
+          run.stage = "the blob store (storing the return value)";
           returnArtifactRef = await this.#blobStore.put(outcome.returnJson, { mimeType: "application/json", name: "return-value" });
         } catch {
           returnValue = JSON.parse(outcome.returnJson);
@@ -680,14 +769,18 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       ...(pendingApproval ? { pendingApproval } : {}),
       ...(parts.cleanupError ? { cleanupError: parts.cleanupError } : {}),
     };
+    run.result = result;
     if (run.recorder) {
+      run.stage = CHAIN_END_STAGE;
       await run.recorder.end(result);
       const failure = run.recorder.error;
       if (failure) {
         const traceError: ChainTraceError = { code: failure.code, message: failure.message, lostEvents: run.recorder.failures.length };
         result = { ...result, traceError };
       }
+      run.result = result;
     }
+    run.stage = "the CHAIN_END hook";
     await this.#fireChainEnd(chainId, result);
     return result;
   }
@@ -732,6 +825,27 @@ function whenAborted<T>(signal: AbortSignal, value: T): Promise<T> {
   if (signal.aborted) return Promise.resolve(value);
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value), { once: true }));
 }
+
+function noop(): void {
+  // nothing to do
+}
+
+/** What identifies one run, fixed before it starts. */
+interface RunIds {
+  readonly started: number;
+  readonly chainId: string;
+  readonly seed: number;
+  readonly clockStart: number;
+}
+
+/**
+ * How long past `totalTimeoutMs` (or past the caller's cancel) a run may still wait on host code
+ * (stores, hooks, an approval handler) before `run()` answers without it, ms.
+ */
+const STUCK_GRACE_MS = 5_000;
+
+/** The stage of a run writing its trace's end (see {@link ChainRunContext.stage}). */
+const CHAIN_END_STAGE = "the trace store (writing chain-end)";
 
 /** Deepest nesting of a return value, as the prelude's plain-data check counts it (prelude/plain-data.ts). */
 const MAX_RETURN_DEPTH = 200;

@@ -1,0 +1,102 @@
+/**
+ * Host code a chain awaits that never settles (a blob store, a trace store, a hook) cannot hold
+ * `run()` past `totalTimeoutMs` and a fixed grace: the sandbox is bounded by its watchdog, and
+ * the wait on host code after it by the chain's own deadline. The result names what hung.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  type BlobStore,
+  defineTool,
+  MemoryBlobStore,
+  MemoryTraceStore,
+  type TraceEvent,
+  ToolChainTool,
+  type ToolChainToolOptions,
+} from "../../src/index.ts";
+
+const TOTAL_MS = 300;
+/** The chain's grace past totalTimeoutMs (STUCK_GRACE_MS), and then some for a loaded machine. */
+const WITHIN_MS = TOTAL_MS + 5_000 + 3_000;
+const never = (): Promise<never> => new Promise(() => undefined);
+
+const executed: string[] = [];
+const big = defineTool({
+  name: "big",
+  description: "Returns 10 KB of text (offloaded to the blob store).",
+  inputSchema: { type: "object" } as const,
+  execute: () => {
+    executed.push("big");
+    return "b".repeat(10_000);
+  },
+});
+
+const chains: ToolChainTool[] = [];
+function chainWith(options: Partial<ToolChainToolOptions>): ToolChainTool {
+  const chain = new ToolChainTool({ tools: [big], driver: "in-process", poolSize: 1, policy: { totalTimeoutMs: TOTAL_MS, callTimeoutMs: TOTAL_MS, approvalTimeoutMs: TOTAL_MS - 100 }, ...options });
+  chains.push(chain);
+  return chain;
+}
+afterAll(() => Promise.all(chains.map((chain) => chain.close())));
+
+/** A blob store whose `put` never settles. */
+function stuckPutStore(): BlobStore {
+  const store = new MemoryBlobStore();
+  store.put = never;
+  return store;
+}
+
+/** A trace store whose appends of `type` never settle. */
+function stuckTraceStore(type: TraceEvent["type"]): MemoryTraceStore {
+  const store = new MemoryTraceStore();
+  const append = store.append.bind(store);
+  store.append = (chainId, event) => (event.type === type ? never() : append(chainId, event));
+  return store;
+}
+
+describe("a chain whose host code never settles", () => {
+  it("ends by totalTimeoutMs and a grace, naming what hung: a blob store, a trace store, a hook", async () => {
+    executed.length = 0;
+    const started = performance.now();
+    const [put, chainStart, chainEnd, hook] = await Promise.all([
+      chainWith({ blobStore: stuckPutStore() }).run(`const r = await tools.big({}); return r.status;`),
+      chainWith({ traceStore: stuckTraceStore("chain-start") }).run(`return (await tools.big({})).status;`),
+      chainWith({ traceStore: stuckTraceStore("chain-end") }).run(`return 7;`),
+      chainWith({ hooks: { CHAIN_END: never } }).run(`return 8;`),
+    ]);
+    expect(performance.now() - started).toBeLessThan(WITHIN_MS);
+
+    // The script waited on the call until the watchdog; the call's store never answered.
+    expect(put.status).toBe("timeout");
+    expect(put.error).toMatchObject({ phase: "limit", name: "TimeoutError", message: expect.stringContaining("a call still running after the script ended") });
+
+    // Nothing ran: the chain never got past its trace's start, and never will.
+    expect(chainStart.status).toBe("timeout");
+    expect(chainStart.error?.message).toContain("the trace store (writing chain-start) did not settle within totalTimeoutMs (300 ms)");
+    expect(chainStart.traceError).toMatchObject({ code: "STORE_FAILED", message: expect.stringContaining("left unfinished") });
+    expect(chainStart.callTrace).toEqual([]);
+
+    // The script finished: its result stands, with the trace said to be unfinished.
+    expect(chainEnd).toMatchObject({ status: "ok", returnValue: 7 });
+    expect(chainEnd.traceError?.message).toContain("the trace store (writing chain-end) did not settle");
+
+    // Only the observer hung: the result is the run's own.
+    expect(hook).toMatchObject({ status: "ok", returnValue: 8 });
+    expect(hook.error).toBeUndefined();
+
+    expect(executed).toEqual(["big"]); // the chain stuck at its start never ran its script
+  }, 30_000);
+
+  it("ends a grace after the caller cancels, when it is stuck past the script", async () => {
+    const controller = new AbortController();
+    const chain = chainWith({ blobStore: stuckPutStore(), policy: { totalTimeoutMs: 60_000, callTimeoutMs: 60_000 } });
+    const running = chain.run(`const r = await tools.big({}); return r.status;`, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 200);
+    const started = performance.now();
+    const run = await running;
+    expect(performance.now() - started).toBeLessThan(WITHIN_MS);
+    expect(run.status).toBe("cancelled");
+    expect(run.error?.message).toContain("did not settle within 5000 ms after it was cancelled");
+    // The tool goes on working for new runs.
+    expect((await chain.run("return 1;")).returnValue).toBe(1);
+  }, 30_000);
+});
