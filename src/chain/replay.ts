@@ -38,7 +38,7 @@ import {
 import { APPROVAL_DECISIONS, isApprovalDecision } from "../approval/check-approval-args.ts";
 import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, isAbortSignalLike, refuseOption } from "../kernel/check-option-shape.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
-import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace } from "../trace/chain-trace.ts";
+import type { ChainTrace } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
@@ -138,7 +138,6 @@ export interface ReplayReport {
  */
 export async function replay(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   checkChainTrace(trace, "replay()");
-  checkTraceVersion(trace);
   if (typeof options !== "object" || options === null) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", 'replay() needs options: { mode: "strict" } or { mode: "resume", tools or toolbox, ... }.');
   }
@@ -257,21 +256,6 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     inDoubt: router.inDoubt,
     toolboxChanged: fingerprintToolbox(toolbox.callable()).digest !== trace.toolbox.digest,
   };
-}
-
-/**
- * Throws `TRACE_INVALID` for a trace of a format version this reader does not fold, with the
- * words `loadTraceFile` and the stores use: a hand-made or exported trace object must not replay
- * what a file of the same trace is refused for.
- */
-function checkTraceVersion(trace: ChainTrace): void {
-  if (READABLE_TRACE_FORMAT_VERSIONS.includes(trace.version)) return;
-  throw new ChainRuntimeError(
-    "TRACE_INVALID",
-    `replay(): Trace format version ${String(trace.version)} is not supported (this reader knows ${READABLE_TRACE_FORMAT_VERSIONS.join(" and ")}). ` +
-      "Replay it with the isochain version that wrote it.",
-    { details: { version: trace.version } },
-  );
 }
 
 /**

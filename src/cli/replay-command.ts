@@ -80,7 +80,7 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
   if (!values.resume) {
     const report = await replay(trace, { mode: "strict" });
     if (values.json) writeOut(`${JSON.stringify(report, null, 2)}\n`);
-    else writeOut(formatStrict(report));
+    else writeOut(formatStrict(report, trace));
     return report.identical ? EXIT_OK : EXIT_FAILED;
   }
 
@@ -179,12 +179,12 @@ function inDoubtUsageError(error: unknown, trace: ChainTrace): ChainRuntimeError
   );
 }
 
-function formatStrict(report: ReplayReport): string {
+function formatStrict(report: ReplayReport, trace: ChainTrace): string {
   const out: string[] = [];
   const calls = report.replayedCalls.length;
   if (report.identical) {
     out.push(`replay of chain ${report.sourceChainId}: identical (${calls} call${calls === 1 ? "" : "s"} answered from the trace, outcome ${report.run.status})`);
-    if (report.partialAt) out.push(`note: the trace ends in doubt at ${report.partialAt} (the chain died or was suspended there); the replay stopped there too.`);
+    if (report.partialAt !== undefined) out.push(partialNote(report.partialAt, trace));
   } else {
     out.push(`replay of chain ${report.sourceChainId}: DIVERGED (${report.divergence?.kind}${report.divergence?.callId ? ` at ${report.divergence.callId}` : ""})`);
     if (report.divergence) out.push(report.divergence.message);
@@ -193,6 +193,26 @@ function formatStrict(report: ReplayReport): string {
     if (failure !== undefined) out.push(failure);
   }
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * Why a strict replay stopped at `partialAt` (see `ReplayReport.partialAt`): the trace either
+ * has that call in doubt (started, its result never logged), or has no outcome and no such call
+ * (the chain died between calls: no call is in doubt).
+ */
+function partialNote(partialAt: string, trace: ChainTrace): string {
+  const call = trace.calls.find((entry) => entry.callId === partialAt);
+  if (call === undefined) {
+    return `note: the trace has no outcome and ends before ${partialAt} (the chain died between calls: no call is in doubt); the replay stopped when the script made ${partialAt}.`;
+  }
+  const status = trace.outcome?.status;
+  const why =
+    status === undefined
+      ? "the chain died there"
+      : status === "suspended"
+        ? "the chain was suspended there"
+        : `its result was never logged: the chain ended ${status} first`;
+  return `note: the trace ends in doubt at ${partialAt} (${why}); the replay stopped there too.`;
 }
 
 /** Most characters of the replayed script's error (name and message) shown under a divergence. */

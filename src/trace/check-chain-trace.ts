@@ -1,11 +1,13 @@
 /**
  * The shape check every function that takes a {@link ChainTrace} from its caller runs first. A
  * trace may come from a file, an exported JSON or a hand-made object; what is not one must be a
- * `TRACE_INVALID` naming the field, never a `TypeError` from deep inside a replay.
+ * `TRACE_INVALID` naming the field, never a `TypeError` from deep inside a replay. Nor is a trace
+ * object of a format version this reader does not fold one: it is refused as loading the same
+ * trace from a file is (see `foldTraceEvents`), with the same words.
  * @module
  */
 import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolicy } from "../kernel/index.ts";
-import type { ChainTrace, TraceCallState } from "./chain-trace.ts";
+import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallState } from "./chain-trace.ts";
 import { isClockReadings } from "../bridge/protocol.ts";
 import { isChainRunStatus, isInvocationResult } from "./fold-trace-events.ts";
 
@@ -13,16 +15,33 @@ const CALL_STATES: ReadonlySet<unknown> = new Set<TraceCallState>(["started", "c
 
 /**
  * Throws `TRACE_INVALID` unless `trace` has the shape of a {@link ChainTrace} (the fields a
- * replay, a resume or an export reads; not every value inside `args` and results).
+ * replay, a resume or an export reads; not every value inside `args` and results) and a `version`
+ * in `READABLE_TRACE_FORMAT_VERSIONS`. An unknown version is named before any other field: a
+ * newer format may well have another shape, and the version is then the reason.
  * @param where - who asks, for the message (e.g. `"replay()"`).
  */
 export function checkChainTrace(trace: unknown, where: string): asserts trace is ChainTrace {
+  checkTraceVersion(trace, where);
   const problem = traceProblem(trace);
   if (problem !== undefined) {
     throw new ChainRuntimeError("TRACE_INVALID", `${where}: not a chain trace: ${problem}. Load one with a TraceStore or loadTraceFile.`, {
       details: { problem },
     });
   }
+}
+
+/**
+ * Throws `TRACE_INVALID` (`details.version`) when `trace.version` is a number this reader does not
+ * fold. A `version` that is not a number at all is a shape problem, left to {@link traceProblem}.
+ */
+function checkTraceVersion(trace: unknown, where: string): void {
+  if (!isObject(trace) || typeof trace.version !== "number" || READABLE_TRACE_FORMAT_VERSIONS.includes(trace.version)) return;
+  throw new ChainRuntimeError(
+    "TRACE_INVALID",
+    `${where}: Trace format version ${String(trace.version)} is not supported (this reader knows ${READABLE_TRACE_FORMAT_VERSIONS.join(" and ")}). ` +
+      "Read it with the isochain version that wrote it.",
+    { details: { version: trace.version } },
+  );
 }
 
 function traceProblem(trace: unknown): string | undefined {

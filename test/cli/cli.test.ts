@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_SCRIPT_CHARS } from "../../src/index.ts";
+import { MAX_SCRIPT_CHARS, type TraceEvent } from "../../src/index.ts";
+import { decodeTraceFrames } from "../../src/trace/trace-frame-codec.ts";
 
 const MAIN = resolve("src/cli/main.ts");
 const TOOLS = resolve("examples/crm-tools.ts");
@@ -540,4 +541,61 @@ describe("isochain CLI: a strict replay whose script fails", () => {
     expect(late.code, late.stderr).toBe(1);
     expect(late.stdout).toMatch(/: DIVERGED \(outcome-mismatch\)[^]*\nthe replayed script failed \[runtime\] at line 2, column \d+: Error: late\n$/);
   }, 90_000);
+});
+
+describe("isochain CLI: a strict replay of a trace with no end", () => {
+  const SCRIPT = 'const first = await tools.crm_query({ stage: "won", limit: 1 });\nconst second = await tools.crm_query({ stage: "lost", limit: 1 });\nreturn [first.status, second.status];\n';
+  const frames: { event: TraceEvent; end: number }[] = [];
+  let bytes = Buffer.alloc(0);
+  let id = "";
+
+  /** A copy of the recorded trace cut just after the frame `isLast` finds: what a crash there leaves. */
+  function cutAfter(name: string, isLast: (event: TraceEvent) => boolean): string {
+    const frame = frames.find(({ event }) => isLast(event));
+    expect(frame, name).toBeDefined();
+    const path = join(cwd, `${name}.trace`);
+    writeFileSync(path, bytes.subarray(0, frame?.end));
+    return path;
+  }
+
+  beforeAll(() => {
+    const run = isochain("run", file("two-queries.ts", SCRIPT), "--tools", TOOLS);
+    expect(run.code, run.stderr).toBe(0);
+    id = savedTraceId(run.stdout);
+    bytes = readFileSync(join(cwd, ".isochain", "traces", `${id}.trace`));
+    // Frame by frame (4-byte big-endian length, then the msgpack payload), each decoded on its own.
+    for (let offset = 0; offset < bytes.length; ) {
+      const end = offset + 4 + bytes.readUInt32BE(offset);
+      const [event] = decodeTraceFrames(bytes.subarray(offset, end)).events;
+      if (event !== undefined) frames.push({ event, end });
+      offset = end;
+    }
+  }, 60_000);
+
+  it("cut between calls: says no call is in doubt and where the replay stopped", () => {
+    const path = cutAfter("between-calls", (event) => event.type === "tool-result" && event.callId === "c0");
+    const replayed = isochain("replay", path);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toMatch(new RegExp(`^replay of chain ${id}: identical \\(1 call answered from the trace, outcome \\w+\\)\n`));
+    expect(replayed.stdout).toContain(
+      "note: the trace has no outcome and ends before c1 (the chain died between calls: no call is in doubt); the replay stopped when the script made c1.\n",
+    );
+    expect(replayed.stdout).not.toContain("in doubt at");
+  });
+
+  it("cut inside a call: says that call is in doubt, the chain having died there", () => {
+    const path = cutAfter("in-doubt", (event) => event.type === "tool-call" && event.callId === "c1");
+    const replayed = isochain("replay", path);
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toMatch(/: identical \(1 call answered from the trace, outcome \w+\)\n/);
+    expect(replayed.stdout).toContain("note: the trace ends in doubt at c1 (the chain died there); the replay stopped there too.\n");
+  });
+
+  it("suspended: says the call in doubt is the one the chain was suspended at", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend");
+    expect(run.code).toBe(3);
+    const replayed = isochain("replay", savedTraceId(run.stdout));
+    expect(replayed.code, replayed.stderr).toBe(0);
+    expect(replayed.stdout).toContain("note: the trace ends in doubt at c3 (the chain was suspended there); the replay stopped there too.\n");
+  });
 });

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import {
+  exportTraceJson,
+  foldTraceEvents,
+  isChainRuntimeError,
+  renderTraceTable,
+  suspendedCalls,
+  traceToTest,
+  type ChainRuntimeError,
+  type ChainTrace,
+} from "../../src/index.ts";
+import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
+
+function thrown(action: () => unknown): ChainRuntimeError {
+  try {
+    action();
+  } catch (error) {
+    if (isChainRuntimeError(error)) return error;
+    throw error;
+  }
+  throw new Error("did not throw");
+}
+
+const trace: ChainTrace = foldTraceEvents([chainStartEvent("v"), toolCallEvent(0), toolResultEvent(0), chainEndEvent()]);
+
+/** Public functions that take a trace from their caller and check it at once: [function, the caller its messages name, call]. */
+const callers: ReadonlyArray<readonly [string, string, (trace: ChainTrace) => unknown]> = [
+  ["exportTraceJson", "exportTraceJson()", (value) => exportTraceJson(value)],
+  ["renderTraceTable", "renderTraceTable()", (value) => renderTraceTable(value)],
+  ["suspendedCalls", "suspendedCalls()", (value) => suspendedCalls(value)],
+  // traceToTest() checks through the export it embeds.
+  ["traceToTest", "exportTraceJson()", (value) => traceToTest(value)],
+];
+
+describe("checkChainTrace: the trace format version", () => {
+  it.each(callers)("%s refuses a trace object of a version it does not read, as loading it from a file does", (_function, name, call) => {
+    for (const version of [99, 3, 0, 1.5, Number.NaN]) {
+      const error = thrown(() => call({ ...trace, version }));
+      expect(error.code).toBe("TRACE_INVALID");
+      expect(error.message).toBe(
+        `${name}: Trace format version ${String(version)} is not supported (this reader knows 1 and 2). ` +
+          "Read it with the isochain version that wrote it.",
+      );
+      expect(error.details).toEqual({ version });
+    }
+  });
+
+  it("names the version before any other problem: a newer format may have another shape", () => {
+    const error = thrown(() => exportTraceJson({ ...trace, version: 99, calls: "c0" } as unknown as ChainTrace));
+    expect(error.message).toMatch(/^exportTraceJson\(\): Trace format version 99 is not supported/);
+  });
+
+  it("leaves a version that is not a number to the shape check", () => {
+    const error = thrown(() => renderTraceTable({ ...trace, version: "2" } as unknown as ChainTrace));
+    expect(error.code).toBe("TRACE_INVALID");
+    expect(error.message).toMatch(/^renderTraceTable\(\): not a chain trace: version is a string, not a number\./);
+  });
+
+  it.each(callers)("%s reads versions 1 and 2", (_function, _name, call) => {
+    for (const version of [1, 2]) expect(() => call({ ...trace, version })).not.toThrow();
+  });
+});
