@@ -104,6 +104,24 @@ export class ChainRunContext {
     return this.stopReason !== undefined;
   }
 
+  readonly #guards = new Map<string, AbortController>();
+
+  /** A signal for call `callId` that {@link refuseCall} can abort before the tool runs (durable traces). */
+  guardCall(callId: string): AbortController {
+    const guard = new AbortController();
+    this.#guards.set(callId, guard);
+    return guard;
+  }
+
+  unguardCall(callId: string): void {
+    this.#guards.delete(callId);
+  }
+
+  /** Refuses a guarded call that has not run yet: the invoker answers it with `failure` (see `ToolInvoker`'s cancellation gate). */
+  refuseCall(callId: string, failure: InvocationResult): void {
+    this.#guards.get(callId)?.abort(failure);
+  }
+
   /** The run's seq for an invoker seq (identity when no call was answered from a trace). */
   runSeq(invokerSeq: number): number {
     return this.#seqOf.get(invokerSeq) ?? invokerSeq;

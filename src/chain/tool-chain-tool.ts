@@ -471,6 +471,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       }
       if (route?.approval !== undefined) run.presetApproval(callId, route.approval);
       run.liveCallStarted();
+      // With a durable trace, a call whose start the store could not log must not run (a resume
+      // could not know it did): the chain's TOOL_START hook refuses it through its own signal.
+      const guard = durableTrace ? run.guardCall(callId) : undefined;
       const pending = this.invoker.invoke(
         {
           id: callId,
@@ -479,12 +482,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           // Refused inside the isolate (not plain data, too large): counted and recorded, never run.
           ...(call.refusal === undefined ? {} : { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }),
         },
-        { session: sessionOf(), ctx: { signal, callId }, ...(onProgress ? { onProgress } : {}) },
+        { session: sessionOf(), ctx: { signal: guard ? AbortSignal.any([signal, guard.signal]) : signal, callId }, ...(onProgress ? { onProgress } : {}) },
       );
       inFlight.add(pending);
       void pending.finally(() => {
         inFlight.delete(pending);
         run.liveCallEnded();
+        if (guard) run.unguardCall(callId);
       });
       return pending;
     };
@@ -622,6 +626,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         if (run) {
           const seen = run.onToolStart(payload);
           if (seen) await run.recorder?.hooks().TOOL_START?.(seen);
+          const broken = this.#traceStore?.durable === true ? run.recorder?.error : undefined;
+          if (broken) run.refuseCall(payload.callId, traceBrokenResult(payload.tool, broken));
         }
         await fireHook(user, "TOOL_START", payload);
       },

@@ -14,7 +14,7 @@ export interface ChainTraceError {
  * when the store failed. A trace failure never changes the run's status; it is reported here
  * (and in the model's summary), never dropped. Once a durable store has failed, later tool calls
  * of the chain are refused with `STORE_FAILED` (a side effect that is not on disk could be
- * repeated by a resume).
+ * repeated by a resume), and so is a call whose own start the store failed to write.
  */
 export interface TracedChainRunResult extends ChainRunResult {
   /** The trace was written in full when absent. */

@@ -340,9 +340,9 @@ export class ToolInvoker {
       args = resolved.args;
     }
     // 7 cancellation, then a concurrency slot (cancellable while queued)
-    if (state.aborted || signal?.aborted) return cancelledBeforeRun(call.tool);
+    if (state.aborted || signal?.aborted) return cancelledBeforeRun(call.tool, signal);
     if (!state.slots.tryAcquire() && !(await state.slots.acquire(state.signal, signal))) {
-      return cancelledBeforeRun(call.tool);
+      return cancelledBeforeRun(call.tool, signal);
     }
     let outcome: ExecuteOutcome;
     let running: ExecuteOutcome | Promise<ExecuteOutcome>;
@@ -438,7 +438,14 @@ function checkInvokerOptions(options: ToolInvokerOptions): void {
   }
 }
 
-function cancelledBeforeRun(tool: string): InvocationResult {
+/**
+ * The failure of a call cancelled before it ran. A caller that aborted the call's signal with an
+ * `InvocationFailure` as its reason (a chain refusing a call whose start its durable trace could
+ * not log) gets that failure instead: it says why.
+ */
+function cancelledBeforeRun(tool: string, signal?: AbortSignal): InvocationResult {
+  const reason: unknown = signal?.aborted ? signal.reason : undefined;
+  if (isInvocationFailure(reason) && typeof (reason as { text?: unknown }).text === "string") return reason;
   return invocationFailure("CANCELLED", `The call of "${tool}" was cancelled before it ran; the tool was not executed.`);
 }
 

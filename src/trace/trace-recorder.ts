@@ -228,7 +228,7 @@ export class TraceRecorder {
       const retry = this.#unlogged.delete(payload.callId);
       this.#announced.add(payload.callId);
       const risk = this.#risks?.get(payload.tool);
-      await this.#append(
+      const logged = await this.#append(
         {
           type: "tool-call",
           callId: payload.callId,
@@ -242,6 +242,17 @@ export class TraceRecorder {
         payload.callId,
         retry,
       );
+      if (!logged) {
+        // A result without its call would make the whole log unreadable: left out, and counted.
+        this.#fail(
+          "tool-result",
+          payload.callId,
+          new ChainRuntimeError("STORE_FAILED", `The tool-result event of ${payload.callId} was not logged: its tool-call could not be.`, {
+            details: { chainId: this.chainId, callId: payload.callId },
+          }),
+        );
+        return;
+      }
     }
     await this.#append(
       {

@@ -162,6 +162,21 @@ describe("every run writes a trace", () => {
     expect(summarizeRun(run)).toContain("trace incomplete: STORE_FAILED");
   });
 
+  it("refuses the call whose own start a durable store could not log: it never runs, and the trace still loads", async () => {
+    const store = new FailingStore(["tool-call"]);
+    ran.length = 0;
+    const run = await traced(store).run(`const a = await tools.echo({ value: 1 }); const b = await tools.echo({ value: 2 }); return [a.code, b.code];`, {
+      chainId: "start-not-logged",
+    });
+    expect(ran).toEqual([]); // not even the first: its start was never on disk
+    expect(run.returnValue).toEqual(["STORE_FAILED", "STORE_FAILED"]);
+    expect(run.callTrace.map((record) => [record.callId, record.code])).toEqual([["c0", "STORE_FAILED"]]);
+    expect(run.traceError).toMatchObject({ code: "STORE_FAILED", message: expect.stringContaining("disk full (tool-call)") });
+    const trace = await store.load("start-not-logged");
+    expect(trace.calls).toEqual([]); // no call logged, and no result without its call
+    expect(trace.outcome).toMatchObject({ status: "ok" });
+  });
+
   it("keeps going on a failing store that is not durable, still reporting the failure", async () => {
     const store = new FailingStore(["tool-result"], 0, false);
     ran.length = 0;
