@@ -8,7 +8,8 @@
  * - `console`: log/info/warn/error/debug, formatted here and forwarded as it is written, bounded
  *   by `maxOutputBytes` with one truncation marker.
  * - `budget`: `{ total, remaining }`, read-only; `remaining` counts calls sent.
- * - `artifact(ref)`: `{ $artifact: ref }`, the argument form that passes an artifact to a tool.
+ * - `artifact(ref)`: `{ $artifact: ref }`, the argument form that passes an artifact to a tool;
+ *   a `ref` that is not a non-empty string throws a `TypeError` at the script's line.
  * - a seeded `Math.random` and a virtual `Date` (see `virtual-clock.ts`) whose readings are
  *   recorded and sent to the host, and read back from a replay's configuration.
  *
@@ -16,9 +17,11 @@
  * - Only strings and numbers leave the isolate: arguments and the return value are checked for
  *   plain data and serialised here with the intrinsics captured at load time, so a script that
  *   patches `JSON`, `Object`, `Map.prototype`, `Array.prototype.push` or
- *   `Promise.prototype.then` cannot change what the host receives or lose its results. (A
- *   setter at an index of `Array.prototype` still sees the call queue: what it adds is a call
- *   like any other to the host, which dispatches each call index once, in increasing order.)
+ *   `Promise.prototype.then` cannot change what the host receives or lose its results.
+ * - Every array the prelude fills while the script runs (the call queue, the clock readings, the
+ *   plain-data walk) has a `null` prototype (see `null-prototype.ts`): a setter, getter or
+ *   read-only index on `Array.prototype` or `Object.prototype`, or a Proxy as their prototype,
+ *   never sees or stops a write, so a script that hooks them keeps its calls.
  * - The host's `send` callback, the tool names it staged for this context (whose `tools` object
  *   is built as the prelude loads) and the `start` entry point are removed from `globalThis`
  *   before script code runs, and the bridge function (the host's way in: configure, resolve, probe) is
@@ -43,6 +46,7 @@ import {
   type PreludeRunConfig,
 } from "../src/bridge/protocol.ts";
 import { formatLogArguments } from "./format-value.ts";
+import { withNullPrototype } from "./null-prototype.ts";
 import { findNonPlainData, utf8Length } from "./plain-data.ts";
 import { createSeededRandom } from "./seeded-random.ts";
 import { installVirtualClock } from "./virtual-clock.ts";
@@ -57,6 +61,7 @@ const defineProperty = Object.defineProperty;
 const freeze = Object.freeze;
 const PromiseIntrinsic = Promise;
 const StringIntrinsic = String;
+const TypeErrorIntrinsic = TypeError;
 const reflectApply = Reflect.apply;
 const stringSplit = StringIntrinsic.prototype.split;
 const stringSlice = StringIntrinsic.prototype.slice;
@@ -117,9 +122,10 @@ let outputTruncated = false;
 const pending = new Map<number, Resolver>();
 /**
  * Calls of the current microtask turn not sent yet: 4 slots each (callIndex, tool, argsJson,
- * refusal), written by index rather than with `push`, which a script can replace.
+ * refusal), written by index rather than with `push`, which a script can replace, into an array
+ * with no prototype, where no setter the script put on `Array.prototype` sees the writes.
  */
-let queuedCalls: (string | number | undefined)[] = [];
+const queuedCalls: (string | number | undefined)[] = withNullPrototype([]);
 
 function emit(kind: string, a?: string | number, b?: string | number, c?: string | number, d?: string | number): void {
   framesSent++;
@@ -130,11 +136,16 @@ function emit(kind: string, a?: string | number, b?: string | number, c?: string
 function flushCalls(): void {
   const batch = queuedCalls;
   if (batch.length === 0) return;
-  queuedCalls = [];
   flushClock();
   framesSent++;
-  if (batch.length === 4) send(FRAME_KIND.call, batch[0], batch[1], batch[2], batch[3]);
-  else send(LOCAL_FRAME_KIND.calls, batch);
+  // `send` copies its arguments as it is called (no script code runs in between), so the queue
+  // is emptied and kept, not replaced: a new null-prototype array costs a fresh context a map.
+  try {
+    if (batch.length === 4) send(FRAME_KIND.call, batch[0], batch[1], batch[2], batch[3]);
+    else send(LOCAL_FRAME_KIND.calls, batch);
+  } finally {
+    batch.length = 0;
+  }
 }
 
 /**
@@ -143,10 +154,11 @@ function flushCalls(): void {
  * back every time the script read before a call it makes again.
  */
 function flushClock(): void {
-  const readings = clock.takeReadings();
-  if (readings === undefined) return;
-  framesSent++;
-  send(FRAME_KIND.clock, readings);
+  if (clock.sendReadings(sendClockFrame)) framesSent++;
+}
+
+function sendClockFrame(readings: readonly number[]): void {
+  send(FRAME_KIND.clock, readings as number[]);
 }
 
 function callTool(tool: string, args: unknown): Promise<unknown> {
@@ -515,9 +527,19 @@ installGlobal(
 installGlobal(
   "artifact",
   function artifact(ref: string): { $artifact: string } {
+    if (typeof ref !== "string" || ref === "") {
+      throw new TypeErrorIntrinsic(`artifact(ref) takes an artifact ref string (a tool result's artifactRef); got ${kindOf(ref)}`);
+    }
     return { $artifact: ref };
   },
 );
+
+/** What a value is, for a message: "null", "undefined", "an empty string", "an object", "a number", ... */
+function kindOf(value: unknown): string {
+  if (value === "") return "an empty string";
+  const type = value === null ? "null" : typeof value;
+  return type === "object" ? "an object" : type === "null" || type === "undefined" ? type : `a ${type}`;
+}
 
 /**
  * Does once, with nothing a script could observe, the two things every run does first that a

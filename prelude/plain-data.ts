@@ -11,6 +11,8 @@
  * @module
  */
 
+import { withNullPrototype } from "./null-prototype.ts";
+
 const objectPrototype = Object.prototype;
 const arrayIsArray = Array.isArray;
 const getPrototypeOf = Object.getPrototypeOf;
@@ -36,14 +38,38 @@ const UNBOUNDED = 0x3fffffff;
  * built only once one is found, from the keys still on the walk's stack.
  */
 export function findNonPlainData(value: unknown, maxValues = UNBOUNDED): string | undefined {
+  // One state serves every walk, made as the prelude loads (off a run's path: each null
+  // prototype costs a fresh context a new map). A second one is made only for a walk that starts
+  // inside another (a Proxy trap that calls a tool).
+  const walk = idleWalk ?? newWalk();
+  idleWalk = undefined;
+  walk.what = "";
+  walk.why = "";
+  walk.depth = 0;
   // The value itself counts as one, as the host counts the arguments object.
-  const walk: Walk = { ancestors: [], keys: [], what: "", why: "", depth: 0, left: maxValues - 1, maxValues };
+  walk.left = maxValues - 1;
+  walk.maxValues = maxValues;
   try {
     return visit(walk, value, 0) ? `${walk.what} at ${pathOf(walk)}${walk.why}` : undefined;
   } catch {
     return "a value that could not be inspected";
+  } finally {
+    // Nothing the script handed over stays reachable from here.
+    walk.ancestors.length = 0;
+    walk.keys.length = 0;
+    idleWalk = walk;
   }
 }
+
+/**
+ * A walk's state. Its stacks have no prototype: a setter, getter or read-only index the script
+ * put on `Array.prototype` must not take, feed or refuse their writes.
+ */
+function newWalk(): Walk {
+  return { ancestors: withNullPrototype([]), keys: withNullPrototype([]), what: "", why: "", depth: 0, left: 0, maxValues: 0 };
+}
+
+let idleWalk: Walk | undefined = newWalk();
 
 /**
  * The state of one walk: a plain object and plain functions rather than a class, because every
@@ -60,7 +86,7 @@ interface Walk {
   depth: number;
   /** Array items and object fields still allowed (see `maxValues`). */
   left: number;
-  readonly maxValues: number;
+  maxValues: number;
 }
 
 /** The walk went past its `maxValues` (counted by each container as it is entered). */

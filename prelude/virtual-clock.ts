@@ -16,18 +16,23 @@
  */
 
 import { MAX_CLOCK_READINGS } from "../src/bridge/protocol.ts";
+import { withNullPrototype } from "./null-prototype.ts";
 
 /** The virtual clock of one context. */
 export interface VirtualClock {
   /**
    * Restarts the clock at `clockStart` (epoch ms), counting from now; `replay` (run-length
-   * encoded elapsed readings, as {@link takeReadings} gives them) is read back first.
+   * encoded elapsed readings, as {@link sendReadings} hands them over) is read back first.
    */
   start(clockStart: number, replay?: readonly number[]): void;
   /** The virtual time, epoch ms. */
   now(): number;
-  /** The readings since the last call (`[elapsed, count, ...]`), or `undefined` when there are none. */
-  takeReadings(): number[] | undefined;
+  /**
+   * Hands the readings since the last call (`[elapsed, count, ...]`) to `send`, which must copy
+   * them (the array is emptied and kept for the next readings); does nothing when there are none.
+   * Returns whether there were any.
+   */
+  sendReadings(send: (readings: readonly number[]) => void): boolean;
 }
 
 /** Replaces `Date` on `target` with a virtual-time version and returns its clock. */
@@ -38,12 +43,18 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
   let origin = realNow();
   let base = origin;
   let last = 0;
-  let replay: readonly number[] = [];
+  // Arrays made here, as the prelude loads, and kept: each array with a null prototype costs a
+  // fresh context a new map, so none is made on a run's path.
+  const noReplay: readonly number[] = withNullPrototype([]);
+  let replay: readonly number[] = noReplay;
   /** Next run of `replay` to read, and how many readings of it are left. */
   let replayAt = 0;
   let replayLeft = 0;
-  /** Readings not taken yet, run-length encoded; written by index (a script can replace `push`). */
-  let readings: number[] = [];
+  /**
+   * Readings not sent yet, run-length encoded; written by index (a script can replace `push`)
+   * into an array with no prototype (see `null-prototype.ts`), as is `replay`, read past its end.
+   */
+  const readings: number[] = withNullPrototype([]);
   let recordedRuns = 0;
   const record = (elapsed: number): void => {
     const at = readings.length;
@@ -88,18 +99,21 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
       origin = realNow();
       base = clockStart;
       last = 0;
-      replay = replayed;
+      replay = replayed.length === 0 ? noReplay : withNullPrototype(replayed as number[]);
       replayAt = 0;
       replayLeft = (replayed[1] as number | undefined) ?? 0;
-      readings = [];
+      readings.length = 0;
       recordedRuns = 0;
     },
     now,
-    takeReadings(): number[] | undefined {
-      if (readings.length === 0) return undefined;
-      const taken = readings;
-      readings = [];
-      return taken;
+    sendReadings(send: (readings: readonly number[]) => void): boolean {
+      if (readings.length === 0) return false;
+      try {
+        send(readings);
+      } finally {
+        readings.length = 0;
+      }
+      return true;
     },
   };
 }
