@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { brandChainTool, isChainTool, isChainRuntimeError, type ChainRuntimeError, type ToolContext } from "../../src/kernel/index.ts";
+import { brandChainTool, isChainTool, isChainRuntimeError, type ToolContext } from "../../src/kernel/index.ts";
 import { MAX_SCHEMA_DEPTH } from "../../src/toolbox/assert-valid-tool.ts";
 import { defineTool } from "../../src/toolbox/define-tool.ts";
 import { Toolbox } from "../../src/toolbox/toolbox.ts";
+import { thrown } from "../support/thrown.ts";
 
 const ctx: ToolContext = { signal: new AbortController().signal, callId: "c:0", check: () => {} };
 const base = {
@@ -161,15 +162,6 @@ describe("defineTool", () => {
   });
 });
 
-function thrown(run: () => unknown): ChainRuntimeError {
-  try {
-    run();
-  } catch (error) {
-    if (isChainRuntimeError(error)) return error;
-    throw error;
-  }
-  throw new Error("did not throw");
-}
 
 function cyclicSchema(): Record<string, unknown> {
   const schema: Record<string, unknown> = { type: "object", properties: {} };

@@ -2,24 +2,14 @@ import { describe, expect, it } from "vitest";
 import {
   exportTraceJson,
   foldTraceEvents,
-  isChainRuntimeError,
   renderTraceTable,
   suspendedCalls,
   traceToTest,
-  type ChainRuntimeError,
   type ChainTrace,
 } from "../../src/index.ts";
 import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
+import { thrown } from "../support/thrown.ts";
 
-function thrown(action: () => unknown): ChainRuntimeError {
-  try {
-    action();
-  } catch (error) {
-    if (isChainRuntimeError(error)) return error;
-    throw error;
-  }
-  throw new Error("did not throw");
-}
 
 const trace: ChainTrace = foldTraceEvents([chainStartEvent("v"), toolCallEvent(0), toolResultEvent(0), chainEndEvent()]);
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { isChainRuntimeError, type ChainRuntimeError } from "../../src/kernel/index.ts";
 import { foldTraceEvents } from "../../src/trace/fold-trace-events.ts";
 import { renderScriptWithMarker, renderTraceTable } from "../../src/trace/render-trace.ts";
 import { chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
+import { thrown } from "../support/thrown.ts";
 
 describe("renderTraceTable", () => {
   it("shows one aligned row per call: seq, callId, tool, status or state, ms", () => {
@@ -56,15 +56,6 @@ describe("renderScriptWithMarker", () => {
   });
 });
 
-function thrown(run: () => unknown): ChainRuntimeError {
-  try {
-    run();
-  } catch (error) {
-    if (isChainRuntimeError(error)) return error;
-    throw error;
-  }
-  throw new Error("did not throw");
-}
 
 describe("render-trace arguments", () => {
   it("renderTraceTable refuses what is not a trace with TRACE_INVALID, as exportTraceJson does", () => {
