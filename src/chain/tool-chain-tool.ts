@@ -63,6 +63,7 @@ import {
 } from "../kernel/index.ts";
 import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, isAbortSignalLike, refuseOption } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
+import { suggestNames } from "../kernel/suggest-names.ts";
 import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
@@ -274,8 +275,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
    * as it happens (see {@link TracedChainRunResult.traceError}). Throws `CHAIN_CLOSED` after
    * `close()`, `ARGUMENT_INVALID` when `options.chainId` is already running on this tool or an
    * option is unusable (a `chainId` that is not 1-128 of `A-Z a-z 0-9 _ -`, a `seed` that is not
-   * an integer, a `clockStart` that is not a time a `Date` can hold, a `signal` that is not an
-   * AbortSignal, an `onProgress` that is not a function).
+   * an integer, a `clockStart` that is not a whole-millisecond time a `Date` can hold, a `signal`
+   * that is not an AbortSignal, an `onProgress` that is not a function, a field
+   * `ChainRunOptions` does not have). A run that waits past `totalTimeoutMs` and a 5 s grace on
+   * host code that never settles (a store, a hook) ends `timeout` without it (see `error`).
    */
   async run(code: string, options: ChainRunOptions = {}): Promise<TracedChainRunResult> {
     return this.#run(code, options, undefined);
@@ -911,16 +914,30 @@ function checkRunOptions(options: ChainRunOptions): void {
   const refuse = (argument: string, expected: string, value: unknown): never => {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options.${argument} must be ${expected}; got ${describeKind(value)}.`, { details: { argument } });
   };
+  // A misspelt option (chainid) would be ignored without a word: the run would not be what was asked.
+  for (const key in options) {
+    if (!RUN_OPTION_NAMES.includes(key)) {
+      const near = suggestNames(key, RUN_OPTION_NAMES);
+      throw new ChainRuntimeError(
+        "ARGUMENT_INVALID",
+        `run() options has no field ${JSON.stringify(key)}${near.length === 0 ? "" : `; did you mean ${near.join(" or ")}?`} (fields: ${RUN_OPTION_NAMES.join(", ")}).`,
+        { details: { argument: key } },
+      );
+    }
+  }
   const { signal, onProgress, chainId, seed, clockStart } = options;
   // Duck-typed: a signal from another realm or an AbortSignal polyfill is an AbortSignal too.
   if (signal !== undefined && !isAbortSignalLike(signal)) refuse("signal", "an AbortSignal", signal);
   if (onProgress !== undefined && typeof onProgress !== "function") refuse("onProgress", "a function", onProgress);
   if (chainId !== undefined && !isTraceChainId(chainId)) refuse("chainId", 'an id of 1 to 128 letters, digits, "_" or "-"', chainId);
   if (seed !== undefined && !Number.isSafeInteger(seed)) refuse("seed", "an integer", seed);
-  if (clockStart !== undefined && !(typeof clockStart === "number" && Math.abs(clockStart) <= 8.64e15)) {
-    refuse("clockStart", "epoch milliseconds a Date can hold (within ±8.64e15)", clockStart);
+  if (clockStart !== undefined && !(Number.isInteger(clockStart) && Math.abs(clockStart) <= 8.64e15)) {
+    refuse("clockStart", "whole epoch milliseconds a Date can hold (within ±8.64e15)", clockStart);
   }
 }
+
+/** Every field of {@link ChainRunOptions}. */
+const RUN_OPTION_NAMES: readonly string[] = ["signal", "onProgress", "chainId", "seed", "clockStart"];
 
 function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationResult {
   return {

@@ -431,11 +431,20 @@ describe("ToolChainTool", () => {
       ["clockStart", { clockStart: "2026-01-01" }],
       ["clockStart", { clockStart: Number.POSITIVE_INFINITY }],
       ["clockStart", { clockStart: 1e300 }],
+      ["clockStart", { clockStart: 1.5 }],
     ])("refuses run options.%s %j with ARGUMENT_INVALID, before anything runs", async (argument, options) => {
       const before = executed.length;
       const error: unknown = await chain.run("await tools.echo({ value: 1 }); return 1", options as never).catch((thrown: unknown) => thrown);
       expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
       expect(isChainRuntimeError(error) && error.message).toContain(`options.${argument}`);
+      expect(executed.length).toBe(before);
+    });
+
+    it("refuses a misspelt run option with a suggestion instead of ignoring it", async () => {
+      const before = executed.length;
+      const error: unknown = await chain.run("await tools.echo({ value: 1 }); return 1", { chainid: "x" } as never).catch((thrown: unknown) => thrown);
+      expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
+      expect(isChainRuntimeError(error) && error.message).toMatch(/run\(\) options has no field "chainid"; did you mean chainId\? \(fields: signal, onProgress, chainId, seed, clockStart\)/);
       expect(executed.length).toBe(before);
     });
 
