@@ -49,6 +49,10 @@ export interface ChainRunStats {
   readonly wallMs: number;
   readonly cpuMs: number;
   readonly heapBytes: number;
+  /**
+   * Calls the budget let through (`maxToolCalls` at most), failed ones included; calls refused
+   * past the budget (`BUDGET_EXCEEDED`) are in `callTrace` but not counted here.
+   */
   readonly toolCalls: number;
 }
 
