@@ -50,6 +50,7 @@ export function checkApprovalRequest(request: unknown): ApprovalRequest {
   if (typeof r.tool !== "string" || r.tool === "") throw invalid("tool", "must be a non-empty string");
   if (!isToolRisk(r.risk)) throw invalid("risk", 'must be "safe", "high" or "critical"');
   if (typeof r.createdAt !== "number" || !Number.isFinite(r.createdAt)) throw invalid("createdAt", "must be a finite number");
+  if (r.callId !== undefined && typeof r.callId !== "string") throw invalid("callId", "must be a string when given");
   let args: unknown;
   try {
     const text = JSON.stringify(r.args);
@@ -57,7 +58,7 @@ export function checkApprovalRequest(request: unknown): ApprovalRequest {
   } catch (error) {
     throw invalid("args", "must be JSON-serialisable", error);
   }
-  const copy = { id: r.id as string, chainId: r.chainId, tool: r.tool, args, risk: r.risk, createdAt: r.createdAt };
+  const copy = { id: r.id as string, chainId: r.chainId, tool: r.tool, args, risk: r.risk, createdAt: r.createdAt, ...(r.callId === undefined ? {} : { callId: r.callId as string }) };
   return copy;
 }
 

@@ -221,6 +221,12 @@ export class ChainRunContext {
    * The invoker logs `TOOL_START` before the approval gate, so the call is always open here.
    */
   callIdOf(request: ApprovalRequest): string | undefined {
+    // The invoker names the call; matching by tool and arguments is for a request without one.
+    const named = request.callId;
+    if (named !== undefined && this.#open.has(named) && !this.#approvalCallIds.has(named)) {
+      this.#approvalCallIds.add(named);
+      return named;
+    }
     const digest = digestJson(request.args);
     for (const [callId, open] of this.#open) {
       if (open.tool !== request.tool || this.#approvalCallIds.has(callId)) continue;

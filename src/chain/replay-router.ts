@@ -239,9 +239,10 @@ function endOfRecordingResult(trace: ChainTrace, callId: string, tool: string): 
 
 /**
  * Which call of a suspended trace waits for which approval request: the request's `id` → the
- * call's `callId`. Open calls are matched, in order, to the trace's approval requests by tool and
- * arguments. Such a call never ran (the approval gate comes before execution), so a resume runs
- * it live once the request is decided. Empty unless the chain ended `suspended`.
+ * call's `callId`. A request names its call (`callId`); one from a trace written before requests
+ * did is matched, in order, to an open call of the same tool and arguments. Such a call never ran
+ * (the approval gate comes before execution), so a resume runs it live once the request is
+ * decided. Empty unless the chain ended `suspended`.
  *
  * @example
  * ```ts
@@ -284,9 +285,16 @@ export function suspendedCallIds(trace: ChainTrace): ReadonlySet<string> {
 /** The open call of `trace` that `request` suspended, skipping `taken`. */
 export function suspendedCallOf(
   trace: ChainTrace,
-  request: { readonly tool: string; readonly args: unknown },
+  request: { readonly tool: string; readonly args: unknown; readonly callId?: unknown },
   taken: ReadonlySet<string> = new Set(),
 ): string | undefined {
+  // A request that names its call (every one made since requests carry callId) is that call:
+  // matching by tool and arguments cannot tell two identical calls apart, and would take a call
+  // that ran and was left in doubt for one that waits for approval.
+  if (typeof request.callId === "string") {
+    const named = trace.calls.find((call) => call.callId === request.callId);
+    return named !== undefined && named.state !== "completed" && named.tool === request.tool && !taken.has(named.callId) ? named.callId : undefined;
+  }
   const digest = digestJson(request.args);
   return trace.calls.find((call) => call.state !== "completed" && call.tool === request.tool && call.argsDigest === digest && !taken.has(call.callId))
     ?.callId;

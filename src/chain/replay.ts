@@ -339,8 +339,10 @@ const IN_DOUBT_DECISIONS: readonly InDoubtDecision[] = ["assume-done", "re-execu
  * decision the resume would never read must not look as if it had been taken.
  */
 function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
-  const inDoubtIds = new Set(trace.calls.filter(isInDoubtOnResume).map((call) => call.callId));
   const suspendedIds = suspendedCallIds(trace);
+  // A call suspended for approval never ran: it is decided by an approval, and an in-doubt
+  // decision on it would be taken and never read (the resume asks its approval, whatever it says).
+  const inDoubtIds = new Set(trace.calls.filter((call) => isInDoubtOnResume(call) && !suspendedIds.has(call.callId)).map((call) => call.callId));
   const check = (field: "inDoubt" | "approvals", valid: (value: unknown) => boolean, allowed: string, calls: ReadonlySet<string>, what: string): void => {
     const decisions: unknown = options[field];
     if (decisions === undefined) return;
@@ -357,7 +359,10 @@ function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
       }
       if (!calls.has(callId)) {
         const known = [...calls].join(", ");
-        const reason = `chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? `it has none` : `its ${what}s are ${known}`}.`;
+        const reason =
+          field === "inDoubt" && suspendedIds.has(callId)
+            ? `${callId} of chain ${trace.chainId} is suspended waiting for approval (it never ran), not in doubt: decide it with approvals (--decision on the CLI).`
+            : `chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? `it has none` : `its ${what}s are ${known}`}.`;
         throw new ChainRuntimeError("ARGUMENT_INVALID", `replay() ${field}.${callId}: ${reason}`, {
           details: { argument: `${field}.${callId}`, reason, known: [...calls] },
         });

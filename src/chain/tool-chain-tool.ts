@@ -30,6 +30,7 @@ import type { SandboxDriver, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, 
 import { compileScriptDeferred, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
+import { decisionToFailure, effectiveRisk } from "../invoker/gates/request-approval.ts";
 import { ToolInvoker } from "../invoker/tool-invoker.ts";
 import type { InvokerSession } from "../invoker/invoker-session.ts";
 import {
@@ -473,6 +474,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         return held;
       }
       if (route?.approval !== undefined) run.presetApproval(callId, route.approval);
+      // A human's no holds whatever the tool's risk is now (lowered since, the call would skip
+      // the approval gate, and the preset decision with it): the call is refused, counted, recorded.
+      const refusedByHuman =
+        route?.approval === "denied" || route?.approval === "skipped"
+          ? decisionToFailure(route.approval, call.tool, effectiveRisk((this.#toolbox.get(call.tool) as { risk?: unknown } | undefined)?.risk))
+          : undefined;
       run.liveCallStarted();
       // With a durable trace, a call whose start the store could not log must not run (a resume
       // could not know it did): the chain's TOOL_START hook refuses it through its own signal.
@@ -482,8 +489,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           id: callId,
           name: call.tool,
           arguments: call.argsJson,
-          // Refused inside the isolate (not plain data, too large): counted and recorded, never run.
-          ...(call.refusal === undefined ? {} : { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }),
+          // Refused inside the isolate (not plain data, too large) or by a human on a resume: counted and recorded, never run.
+          ...(call.refusal !== undefined
+            ? { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }
+            : refusedByHuman !== undefined
+              ? { rejection: refusedByHuman }
+              : {}),
         },
         { session: sessionOf(), ctx: { signal: guard ? AbortSignal.any([signal, guard.signal]) : signal, callId }, ...(onProgress ? { onProgress } : {}) },
       );

@@ -11,6 +11,12 @@ export interface ApprovalRequest {
   readonly risk: ToolRisk;
   /** Epoch milliseconds. */
   readonly createdAt: number;
+  /**
+   * The call the request is for (its call id in the chain, e.g. `c3`), which tells two identical
+   * calls apart. Absent in requests made before it was added, and in a request a caller built
+   * without it.
+   */
+  readonly callId?: string;
 }
 
 /** A human's answer. `skipped` does not run the call and says so to the script. */

@@ -65,6 +65,7 @@ export async function requestApproval(input: ApprovalGateInput): Promise<Invocat
     args: frozenCopy(input.args),
     risk,
     createdAt: Date.now(),
+    callId: input.callId,
   });
   const timeoutMs = state.policy.approvalTimeoutMs;
   const scope = new CallAbortScope(state.id, input.callId, timeoutMs, state, input.signal);
@@ -95,7 +96,8 @@ export async function requestApproval(input: ApprovalGateInput): Promise<Invocat
   return decisionToFailure(winner.decision, tool, risk);
 }
 
-function decisionToFailure(decision: unknown, tool: string, risk: ToolRisk): InvocationFailure | undefined {
+/** What a decision means for the call: `undefined` to go on (approved), else the failure the script reads. */
+export function decisionToFailure(decision: unknown, tool: string, risk: ToolRisk): InvocationFailure | undefined {
   switch (decision as ApprovalDecision) {
     case "approved":
       return undefined;
