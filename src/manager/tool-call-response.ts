@@ -7,12 +7,17 @@ import type { InvocationResult, InvocationStatus } from "../kernel/index.ts";
  * - `status`: the invocation's status; `"skipped"` for a hosted tool (the provider runs it and
  *   its result arrives with the model's next turn).
  * - `content`: the text to send back to the model (for a failure, the explanation).
- * - `result`: the full {@link InvocationResult}, when the call went through the invoker or a
- *   provider-defined handler.
+ * - `result`: the full {@link InvocationResult}, when the call went through the invoker, a
+ *   provider-defined handler or a chain tool (`run_chain`: `structured` is the `ChainRunResult`, when
+ *   it stays inline).
  * - `error`: set for every failure (`status` `"error"` or `"denied"`), same text as `content`.
  */
 export interface ToolCallResponse {
-  /** The call's id (the provider's tool-call id), or `call_<index>` when the call had none. */
+  /**
+   * The call's id (the provider's tool-call id); a generated `call_<index>` (or
+   * `call_<index>_<n>`, never an id another call was given) when the call had none or repeats an
+   * earlier call's id (that call is refused, not run). Unique among a round's responses.
+   */
   readonly id: string;
   readonly name: string;
   readonly status: InvocationStatus | "skipped";

@@ -8,14 +8,42 @@
  *
  *  executeSelectedTools(calls)
  *     1 dedup        same name + same canonical args → later copies dropped
- *     2 round cap    calls past maxCallsPerRound → error response each
- *     3 take-control >1 call and one takes control → nothing runs; every call is told why
- *     4 dispatch     all in parallel, each by kind:
+ *     2 ids          given ids kept; a repeated id → error response (not run), see below
+ *     3 round cap    calls past maxCallsPerRound → error response each
+ *     4 take-control >1 call and one takes control → nothing runs; every call is told why
+ *     5 dispatch     all in parallel, each by kind:
  *                      provider-defined → handleCall (bounded by callTimeoutMs)
  *                      hosted           → skipped (the provider runs it)
+ *                      run_chain        → the chain tool's execute (see "run_chain" below)
  *                      local            → ToolInvoker.invoke (every policy gate)
  *     → one ToolCallResponse per remaining call, in call order; never a throw
  * ```
+ *
+ * Ids: every response has an id no other response of the round has. A call keeps the id it was
+ * given (a non-empty string) unless an earlier call of the round already has it: that later call
+ * is not run and gets an `INVALID_ARGUMENTS` error response naming the repeated id, under a
+ * generated id, so a caller that keys responses by id never loses the first call's answer. A call
+ * without a usable id gets `call_<index>` (index among the de-duplicated calls), or
+ * `call_<index>_<n>` when a given id already is that name; generated ids never collide with a
+ * given one.
+ *
+ * run_chain: a `ToolChainTool` in the toolbox is offered by `tools()` like any tool, and a direct
+ * call of it in a model turn runs its chain (the invoker refuses it: it is the in-chain door, and
+ * a chain must not start another). The manager calls the chain tool's `execute(args, ctx)` and
+ * shapes what it returns (summary text + the run as `structuredContent`; `isError` for a run that
+ * did not end `ok` → `TOOL_FAILED`) with the invoker's result shaping. Of the invoker's gates:
+ * - kept, as for a local call: a closed session → `CANCELLED`; the session's budget
+ *   (`maxToolCalls`): the call counts as one direct call, however many calls its script makes;
+ *   argument normalisation (an object, or a JSON string of one); cancellation by the session or
+ *   the round's signal (it reaches the script as the chain's cancel); a trace record in the
+ *   session (`session.trace`), for every outcome.
+ * - left out: the type gate (that is the refusal); approval, `{ $artifact }` resolution and
+ *   concurrency slots (the chain's script calls go through the chain tool's own invoker, with its
+ *   own policy, budget, approval handler and slots; `run_chain` itself is `safe` and its one
+ *   argument is source text); `callTimeoutMs`, meant for one tool (a chain is bounded by its own
+ *   `totalTimeoutMs`: by default 300 s against 60 s per call); the invoker's `TOOL_START`/`TOOL_END`
+ *   hooks, which only the invoker can fire (the chain tool fires its own `CHAIN_START`/`CHAIN_END`
+ *   and its calls' hooks).
  *
  * Dedup follows the seed: duplicates are filtered out and get no response of their own. A
  * provider that requires an answer for every tool-call id should send the kept call's response
@@ -29,6 +57,8 @@ import {
   ChainRuntimeError,
   canonicalJson,
   describeThrown,
+  digestJson,
+  isChainTool,
   isHostedTool,
   isProviderDefinedTool,
   type AnyTool,
@@ -38,11 +68,13 @@ import {
   type ToolCall,
 } from "../kernel/index.ts";
 import { cloneArguments } from "../invoker/clone-arguments.ts";
+import { checkBudget } from "../invoker/gates/check-budget.ts";
 import { executeWithTimeout } from "../invoker/gates/execute-with-timeout.ts";
+import { normalizeArguments } from "../invoker/gates/normalize-arguments.ts";
 import { shapeResult } from "../invoker/gates/shape-result.ts";
 import { suggestNames } from "../kernel/suggest-names.ts";
 import { invocationFailure } from "../invoker/invocation-failure.ts";
-import { sessionStateOf, type InvokerSession } from "../invoker/invoker-session.ts";
+import { sessionStateOf, type InvokerSession, type SessionState } from "../invoker/invoker-session.ts";
 import type { ToolInvoker } from "../invoker/tool-invoker.ts";
 import type { ToolCallResponse } from "./tool-call-response.ts";
 
@@ -196,8 +228,9 @@ export class ToolManager implements AsyncDisposable {
   async executeSelectedTools(calls: readonly ToolCall[], options: ExecuteSelectedToolsOptions = {}): Promise<ToolCallResponse[]> {
     const available = new Set(this.tools().map((tool) => tool.name));
     try {
-      const unique = this.filterDuplicateCalls((Array.isArray(calls) ? calls : []).map(asToolCall));
-      const ids = unique.map((call, index) => (typeof call.id === "string" && call.id !== "" ? call.id : `call_${index}`));
+      const all = (Array.isArray(calls) ? calls : []).map(asToolCall);
+      const unique = this.filterDuplicateCalls(all);
+      const { ids, repeatOf } = assignIds(all, unique);
       const runnable = unique.slice(0, this.maxCallsPerRound);
       const responses = new Array<ToolCallResponse | Promise<ToolCallResponse>>(unique.length);
       for (let i = runnable.length; i < unique.length; i++) {
@@ -221,9 +254,12 @@ export class ToolManager implements AsyncDisposable {
         const session = options.session ?? this.session;
         for (let i = 0; i < runnable.length; i++) {
           const call = runnable[i] as ToolCall;
+          const first = repeatOf[i];
           responses[i] = malformedCalls.has(call)
             ? failureResponse(ids[i] as string, call.name, invocationFailure("INVALID_ARGUMENTS", `Not executed: call ${i + 1} is not a tool call { name: string, arguments }.`))
-            : this.#dispatch(call, ids[i] as string, available, session, options.signal);
+            : first !== undefined
+              ? failureResponse(ids[i] as string, call.name, repeatedIdRefusal(i, first, ids[first] as string))
+              : this.#dispatch(call, ids[i] as string, available, session, options.signal);
         }
       }
       return await Promise.all(responses);
@@ -254,6 +290,7 @@ export class ToolManager implements AsyncDisposable {
       const tool = this.#toolbox.get(name);
       if (tool === undefined || !available.has(name)) return failureResponse(id, name, this.#unavailable(name, tool, available));
       if (isProviderDefinedTool(tool)) return await this.#handleProviderCall(tool, call, id, session, signal);
+      if (isChainTool(tool)) return await runChainCall(tool, name, call, id, session, signal);
       if (isHostedTool(tool)) {
         return {
           id,
@@ -344,6 +381,119 @@ export class ToolManager implements AsyncDisposable {
       return false;
     }
   }
+}
+
+/**
+ * A direct `run_chain` call: the chain tool's `execute` with the gates that make sense outside a
+ * chain, counted and recorded in the session like a local call (see the module comment).
+ */
+async function runChainCall(
+  tool: AnyTool,
+  name: string,
+  call: ToolCall,
+  id: string,
+  session: InvokerSession,
+  signal: AbortSignal | undefined,
+): Promise<ToolCallResponse> {
+  const state = sessionStateOf(session);
+  if (state === undefined) throw new Error("the session is not an InvokerSession");
+  const seq = state.seq++;
+  const startedAt = Date.now();
+  const started = performance.now();
+  const normalized = normalizeArguments(call.arguments);
+  let result: InvocationResult;
+  try {
+    result = await runChainGates(tool as unknown as Tool<Record<string, unknown>, unknown>, name, normalized, id, state, signal);
+  } catch (error) {
+    result = invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(error)}`);
+  }
+  const raw = call.arguments;
+  state.record({
+    seq,
+    callId: id,
+    tool: name,
+    argsDigest: digestJson(normalized.ok ? normalized.args : typeof raw === "string" ? raw : { $invalidArguments: typeof raw }),
+    status: result.status,
+    startedAt,
+    durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+    ...(result.status === "ok" ? {} : { error: result.text, code: result.code }),
+  });
+  return resultResponse(id, name, result);
+}
+
+async function runChainGates(
+  tool: Tool<Record<string, unknown>, unknown>,
+  name: string,
+  normalized: ReturnType<typeof normalizeArguments>,
+  id: string,
+  state: SessionState,
+  signal: AbortSignal | undefined,
+): Promise<InvocationResult> {
+  if (state.closed) return invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`);
+  const overBudget = checkBudget(state);
+  if (overBudget) return overBudget;
+  if (!normalized.ok) return normalized.failure;
+  // No per-call timeout: the chain ends itself at its own totalTimeoutMs.
+  const outcome = await executeWithTimeout({ tool, args: normalized.args, chainId: state.id, callId: id, timeoutMs: 0, session: state, signal });
+  switch (outcome.kind) {
+    case "returned":
+      return shapeResult(outcome.value, name, state);
+    case "threw":
+      return invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(outcome.error)}`);
+    case "timeout":
+      return invocationFailure("TIMEOUT", `Tool "${name}" did not finish within ${outcome.timeoutMs} ms.`);
+    case "cancelled":
+      return invocationFailure("CANCELLED", `The call of "${name}" was cancelled.`);
+  }
+}
+
+/**
+ * The response id of each de-duplicated call, and for a call that repeats an earlier call's
+ * given id, that call's index (see "Ids" in the module comment).
+ */
+function assignIds(all: readonly ToolCall[], unique: readonly ToolCall[]): { ids: string[]; repeatOf: (number | undefined)[] } {
+  const given = new Set<string>();
+  for (const call of all) {
+    const id = givenId(call);
+    if (id !== undefined) given.add(id);
+  }
+  const ids: string[] = [];
+  const repeatOf: (number | undefined)[] = [];
+  const owner = new Map<string, number>();
+  for (let i = 0; i < unique.length; i++) {
+    const id = givenId(unique[i] as ToolCall);
+    const first = id === undefined ? undefined : owner.get(id);
+    repeatOf.push(first);
+    if (id !== undefined && first === undefined) {
+      owner.set(id, i);
+      ids.push(id);
+      continue;
+    }
+    let generated = `call_${i}`;
+    for (let n = 1; given.has(generated) || owner.has(generated); n++) generated = `call_${i}_${n}`;
+    owner.set(generated, i);
+    ids.push(generated);
+  }
+  return { ids, repeatOf };
+}
+
+/** The call's own id when it is a non-empty string (a throwing getter counts as none). */
+function givenId(call: ToolCall): string | undefined {
+  try {
+    const id: unknown = call.id;
+    return typeof id === "string" && id !== "" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The response of a call whose id an earlier call of the round already has. */
+function repeatedIdRefusal(index: number, first: number, id: string): InvocationResult {
+  return invocationFailure(
+    "INVALID_ARGUMENTS",
+    `Not executed: call ${index + 1} has the tool-call id "${id}", which call ${first + 1} of this turn already has, ` +
+      "so its answer could not be told apart. Call the tool again if it is still needed.",
+  );
 }
 
 /** The response of a call refused by the take-control guard. */

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
+import { ToolChainTool } from "../../src/chain/tool-chain-tool.ts";
 import { ToolInvoker } from "../../src/invoker/tool-invoker.ts";
 import { ToolManager, type ToolManagerOptions } from "../../src/manager/tool-manager.ts";
 import { isChainRuntimeError, type AnyTool, type HostedTool, type ProviderDefinedTool, type ProviderToolCall } from "../../src/kernel/index.ts";
@@ -233,5 +234,101 @@ describe("ToolManager.executeSelectedTools", () => {
     expect(first[0]?.status).toBe("ok");
     expect(second[0]?.result).toMatchObject({ code: "BUDGET_EXCEEDED" });
     expect(session.trace).toHaveLength(2);
+  });
+});
+
+describe("ToolManager response ids", () => {
+  it("never generates an id a caller gave to another call of the round", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const given = await manager.executeSelectedTools([
+      { id: "call_1", name: "a", arguments: { n: 1 } },
+      { name: "a", arguments: { n: 2 } } as never,
+    ]);
+    expect(given.map((r) => [r.id, r.status, r.content])).toEqual([
+      ["call_1", "ok", '{"n":1}'],
+      ["call_1_1", "ok", '{"n":2}'],
+    ]);
+    const later = await manager.executeSelectedTools([{ name: "a", arguments: { n: 3 } } as never, { id: "call_0", name: "a", arguments: { n: 4 } }]);
+    expect(later.map((r) => r.id)).toEqual(["call_0_1", "call_0"]);
+    expect(a.calls).toHaveLength(4);
+  });
+
+  it("refuses a later call that repeats a given id: not run, an error naming the id, under an id of its own", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const responses = await manager.executeSelectedTools([
+      { id: "dup", name: "a", arguments: { to: "x" } },
+      { id: "dup", name: "a", arguments: { to: "y" } },
+      { id: "call_1", name: "a", arguments: { to: "z" } },
+    ]);
+    expect(responses.map((r) => [r.id, r.status])).toEqual([
+      ["dup", "ok"],
+      ["call_1_1", "error"],
+      ["call_1", "ok"],
+    ]);
+    expect(new Set(responses.map((r) => r.id)).size).toBe(3);
+    expect(responses[1]?.result).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    expect(responses[1]?.content).toContain('the tool-call id "dup", which call 1 of this turn already has');
+    expect(a.calls.map((c) => c.args.to)).toEqual(["x", "z"]);
+  });
+});
+
+describe("ToolManager direct run_chain calls", () => {
+  const chain = new ToolChainTool({ tools: [echoTool("lookup")], driver: "in-process", poolSize: 0 });
+  afterAll(() => chain.close());
+
+  it("offers run_chain and runs a direct call of it: the run's summary comes back", async () => {
+    const { manager } = setup([echoTool("a"), chain]);
+    expect(names(manager.tools())).toEqual(["a", "run_chain"]);
+    const [response] = await manager.executeSelectedTools([
+      { id: "rc", name: "run_chain", arguments: '{"code":"const r = await tools.lookup({ q: 20 }); return r.status === \\"ok\\" ? 22 : 0;"}' },
+    ]);
+    expect(response).toMatchObject({ id: "rc", name: "run_chain", status: "ok" });
+    expect(response?.content).toContain("status: ok");
+    expect(response?.content).toContain("return value:\n22");
+    expect(response?.content).not.toContain("cannot be called from inside one");
+    expect(response?.result).toMatchObject({ status: "ok", structured: { status: "ok", returnValue: 22, stats: { toolCalls: 1 } } });
+    // one direct call of the session, recorded like a local call
+    expect(manager.session.callCount).toBe(1);
+    expect(manager.session.trace).toMatchObject([{ callId: "rc", tool: "run_chain", status: "ok" }]);
+    await manager.close();
+  });
+
+  it("answers a script error (and a call without code) with an error response", async () => {
+    const { manager } = setup([chain]);
+    const [thrown, noCode] = await manager.executeSelectedTools([
+      { id: "e1", name: "run_chain", arguments: { code: 'throw new Error("no such order")' } },
+      { id: "e2", name: "run_chain", arguments: {} },
+    ]);
+    expect(thrown).toMatchObject({ id: "e1", status: "error", result: { code: "TOOL_FAILED", structured: { status: "error" } } });
+    expect(thrown?.content).toContain("no such order");
+    expect(thrown?.error).toBe(thrown?.content);
+    expect(noCode).toMatchObject({ id: "e2", status: "error", result: { code: "TOOL_FAILED" } });
+    expect(noCode?.content).toContain('run_chain needs { "code": string }');
+    expect(manager.session.trace.map((r) => [r.callId, r.status, r.code])).toEqual(
+      expect.arrayContaining([
+        ["e1", "error", "TOOL_FAILED"],
+        ["e2", "error", "TOOL_FAILED"],
+      ]),
+    );
+    await manager.close();
+  });
+
+  it("counts a direct run_chain call against the session budget, refusing in words that fit a model turn", async () => {
+    const { manager, invoker } = setup([echoTool("a"), chain]);
+    const session = invoker.openSession({ policy: { maxToolCalls: 1 } });
+    const [first] = await manager.executeSelectedTools([{ id: "1", name: "run_chain", arguments: { code: "return 1" } }], { session });
+    const [second] = await manager.executeSelectedTools([{ id: "2", name: "run_chain", arguments: { code: "return 2" } }], { session });
+    expect(first?.status).toBe("ok");
+    expect(second).toMatchObject({ status: "error", result: { code: "BUDGET_EXCEEDED" } });
+    expect(second?.content).toContain("Tool-call budget exhausted: 1 tool call is allowed here (maxToolCalls), and all were used.");
+    expect(second?.content).not.toContain("chain");
+    // The same words for a local tool past the budget (the invoker's gate).
+    const [third] = await manager.executeSelectedTools([{ id: "3", name: "a", arguments: {} }], { session });
+    expect(third?.content).toContain("Tool-call budget exhausted: 1 tool call is allowed here");
+    expect(third?.content).not.toContain("chain");
+    expect(session.trace.map((r) => r.status)).toEqual(["ok", "error", "error"]);
+    await session.close();
   });
 });

@@ -12,7 +12,7 @@ export function checkBudget(state: SessionState): InvocationFailure | undefined 
   if (state.callCount >= max) {
     return invocationFailure(
       "BUDGET_EXCEEDED",
-      `Tool-call budget exhausted: this chain may make ${max} tool calls (maxToolCalls) and has used them all. ` +
+      `Tool-call budget exhausted: ${max} tool call${max === 1 ? " is" : "s are"} allowed here (maxToolCalls), and all were used. ` +
         "Do not call more tools; finish with the results you already have.",
     );
   }
