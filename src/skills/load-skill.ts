@@ -12,53 +12,79 @@
  * ```
  *
  * `name` and `description` are required; `version` defaults to `"0.0.0"`; `allowed-tools`
- * (also `allowed_tools` or `allowedTools`) defaults to none, `*` allows all. Other keys are
- * ignored (room for `license` and friends). Instructions are the body, trimmed.
+ * (also `allowed_tools` or `allowedTools`, one spelling per file) defaults to none, `*` allows
+ * all. `name`, `description` and `version` are trimmed, also inside quotes, and a blank one
+ * (`""`, `"  "`) is an error; blank items of `allowed-tools` are dropped. Other keys are ignored
+ * (room for `license` and friends). Instructions are the body, trimmed.
+ *
+ * Invariants (the text read here goes into a model's prompt):
+ * - `SKILL.md` must be a regular file of at most {@link MAX_SKILL_FILE_BYTES} (1 MiB), read with
+ *   `readRegularFile`: a FIFO, device or directory named `SKILL.md` is refused without blocking,
+ *   and a symbolic link named `SKILL.md` is refused, not followed (it could pull in text from
+ *   anywhere on the disk). Each is `SKILL_INVALID` naming the file and why.
+ * - `loadSkills` follows no links either: a symbolic link to a folder in the skills folder is
+ *   `SKILL_INVALID` (not skipped, so a skill never goes missing in silence); put the folder itself
+ *   there, or pass the link to `loadSkill`. The folder given to `loadSkill` / `loadSkills` is the
+ *   caller's own path: a link there, or above it, is followed.
+ * - In the skills folder, entries whose name starts with `.` are skipped; everything that is not
+ *   a folder or a link to one (files, links to files, dangling links, FIFOs) is ignored unread.
  * @module
  */
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ChainRuntimeError, isChainRuntimeError } from "../kernel/index.ts";
+import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
 import { parseCommaList, parseFrontMatter } from "./parse-front-matter.ts";
 import { defineSkill, type Skill } from "./skill.ts";
 
 /** The file a skill folder must hold. */
 export const SKILL_FILE = "SKILL.md";
 
+/**
+ * Largest `SKILL.md` read, bytes (1 MiB): instructions for a model's prompt are a few pages, so
+ * a bigger file is a mistake, and reading it whole would put all of it into the prompt.
+ */
+export const MAX_SKILL_FILE_BYTES = 1024 * 1024;
+
+/** The spellings of the `allowedTools` field; a file may use one of them, once. */
 const ALLOWED_TOOLS_KEYS = ["allowed-tools", "allowed_tools", "allowedTools"];
 
 /**
  * Loads the skill in folder `dir` (its `path` is the absolute folder).
  * Throws `ChainRuntimeError` `SKILL_INVALID` naming the file (and line, when one is at fault)
- * when `SKILL.md` is missing or unreadable, its front matter is malformed, or a required field
- * is missing or invalid.
+ * when `SKILL.md` is missing or unreadable, is not a regular file (a FIFO, a directory, a
+ * symbolic link) or is over {@link MAX_SKILL_FILE_BYTES}, its front matter is malformed or
+ * gives `allowed-tools` under two spellings, or a required field is missing, blank or invalid.
  */
 export async function loadSkill(dir: string): Promise<Skill> {
   const path = resolve(dir);
   const file = join(path, SKILL_FILE);
-  let text: string;
-  try {
-    text = await readFile(file, "utf8");
-  } catch (error) {
-    throw new ChainRuntimeError("SKILL_INVALID", `${file}: cannot read the skill file (${(error as NodeJS.ErrnoException).code ?? "error"}).`, {
-      details: { file },
-      cause: error,
-    });
-  }
+  const text = await readSkillFile(file);
   const { fields, body } = parseFrontMatter(text, file);
   const required = (key: string): string => {
     const field = fields.get(key);
-    if (field === undefined || field.value === "") {
+    const value = field?.value.trim() ?? "";
+    if (value === "") {
       throw new ChainRuntimeError("SKILL_INVALID", `${file}:${field?.line ?? 1}: the front matter needs a non-empty "${key}".`, {
         details: { file, line: field?.line ?? 1, field: key },
       });
     }
-    return field.value;
+    return value;
   };
   const name = required("name");
   const description = required("description");
   const version = fields.get("version");
-  const toolsKey = ALLOWED_TOOLS_KEYS.find((key) => fields.has(key));
+  const toolsKeys = ALLOWED_TOOLS_KEYS.filter((key) => fields.has(key)).sort((a, b) => (fields.get(a)?.line ?? 0) - (fields.get(b)?.line ?? 0));
+  const [toolsKey, otherToolsKey] = toolsKeys;
+  if (toolsKey !== undefined && otherToolsKey !== undefined) {
+    const first = fields.get(toolsKey)?.line ?? 1;
+    const line = fields.get(otherToolsKey)?.line ?? 1;
+    throw new ChainRuntimeError(
+      "SKILL_INVALID",
+      `${file}:${line}: "${toolsKey}" and "${otherToolsKey}" are the same field; give it once (first on line ${first}).`,
+      { details: { file, line, field: "allowedTools" } },
+    );
+  }
   const toolsField = toolsKey === undefined ? undefined : fields.get(toolsKey);
   try {
     return defineSkill({
@@ -66,7 +92,7 @@ export async function loadSkill(dir: string): Promise<Skill> {
       description,
       instructions: body.trim(),
       allowedTools: toolsField === undefined ? [] : parseCommaList(toolsField.value),
-      ...(version === undefined ? {} : { version: version.value }),
+      ...(version === undefined ? {} : { version: version.value.trim() }),
       path,
     });
   } catch (error) {
@@ -79,9 +105,38 @@ export async function loadSkill(dir: string): Promise<Skill> {
 }
 
 /**
- * Loads every skill folder under `parentDir`, sorted by folder name. Folders whose name starts
- * with `.` are skipped; files are ignored. Throws `ChainRuntimeError` `SKILL_INVALID` when
- * `parentDir` cannot be read, a folder is not a valid skill, or two skills share a name.
+ * The text of the skill file `file`, read as the module comment says (regular file, no link,
+ * at most {@link MAX_SKILL_FILE_BYTES}); anything else is `SKILL_INVALID` naming the file and why.
+ */
+async function readSkillFile(file: string): Promise<string> {
+  try {
+    return (await readRegularFile(file, { maxBytes: MAX_SKILL_FILE_BYTES })).toString("utf8");
+  } catch (error) {
+    const { code, fileType, bytes } = (error ?? {}) as { code?: unknown; fileType?: unknown; bytes?: unknown };
+    let reason: string;
+    let extra: Record<string, unknown> = {};
+    if (code === NOT_REGULAR_FILE && fileType === "symbolic link") {
+      reason = "the skill file is a symbolic link; links are not followed, so put the file itself in the skill folder.";
+      extra = { fileType };
+    } else if (code === NOT_REGULAR_FILE) {
+      reason = `the skill file is a ${String(fileType ?? "special file")}, not a regular file.`;
+      extra = { fileType };
+    } else if (code === FILE_TOO_LARGE) {
+      reason = `the skill file is ${String(bytes)} bytes, over the ${MAX_SKILL_FILE_BYTES} (1 MiB) a skill file is read up to.`;
+      extra = { bytes, maxBytes: MAX_SKILL_FILE_BYTES };
+    } else {
+      reason = `cannot read the skill file (${typeof code === "string" ? code : "error"}).`;
+    }
+    throw new ChainRuntimeError("SKILL_INVALID", `${file}: ${reason}`, { details: { file, ...extra }, cause: error });
+  }
+}
+
+/**
+ * Loads every skill folder under `parentDir`, sorted by folder name. Entries whose name starts
+ * with `.` are skipped; files are ignored (see the module comment for links and other entries).
+ * Throws `ChainRuntimeError` `SKILL_INVALID` when `parentDir` cannot be read, an entry is a
+ * symbolic link to a folder, a folder is not a valid skill (the first such folder by name is
+ * reported), or two skills share a name.
  */
 export async function loadSkills(parentDir: string): Promise<Skill[]> {
   const root = resolve(parentDir);
@@ -91,11 +146,16 @@ export async function loadSkills(parentDir: string): Promise<Skill[]> {
   } catch (error) {
     throw new ChainRuntimeError("SKILL_INVALID", `${root}: cannot read the skills folder.`, { details: { file: root }, cause: error });
   }
-  const folders = entries
-    .filter((entry) => entry.isDirectory() && !entry.name.startsWith("."))
-    .map((entry) => entry.name)
-    .sort();
-  const skills = await Promise.all(folders.map((folder) => loadSkill(join(root, folder))));
+  const names = entries
+    .filter((entry) => !entry.name.startsWith(".") && (entry.isDirectory() || entry.isSymbolicLink()))
+    .map((entry) => ({ name: entry.name, isLink: entry.isSymbolicLink() }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const results = await Promise.allSettled(names.map(({ name, isLink }) => (isLink ? refuseLinkedFolder(join(root, name)) : loadSkill(join(root, name)))));
+  const skills: Skill[] = [];
+  for (const result of results) {
+    if (result.status === "rejected") throw result.reason as Error;
+    if (result.value !== undefined) skills.push(result.value);
+  }
   const byName = new Map<string, Skill>();
   for (const skill of skills) {
     const other = byName.get(skill.name);
@@ -107,4 +167,17 @@ export async function loadSkills(parentDir: string): Promise<Skill[]> {
     byName.set(skill.name, skill);
   }
   return skills;
+}
+
+/** Throws `SKILL_INVALID` when the link `link` names a folder; a link to anything else is ignored like a file. */
+async function refuseLinkedFolder(link: string): Promise<undefined> {
+  const isFolder = await stat(link).then((stats) => stats.isDirectory(), () => false);
+  if (isFolder) {
+    throw new ChainRuntimeError(
+      "SKILL_INVALID",
+      `${link}: a symbolic link to a folder; skill folders are not followed through links, so put the folder itself here (or load it with loadSkill).`,
+      { details: { file: link, fileType: "symbolic link" } },
+    );
+  }
+  return undefined;
 }

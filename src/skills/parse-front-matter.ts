@@ -52,11 +52,11 @@ function unquote(value: string): string {
   return value;
 }
 
-/** Splits a comma list (`a, b, c`, optionally in `[ ]`) into trimmed, non-empty, unquoted items. */
+/** Splits a comma list (`a, b, c`, optionally in `[ ]`) into unquoted, trimmed (also inside quotes), non-empty items. */
 export function parseCommaList(value: string): string[] {
   const inner = value.startsWith("[") && value.endsWith("]") ? value.slice(1, -1) : value;
   return inner
     .split(",")
-    .map((item) => unquote(item.trim()))
+    .map((item) => unquote(item.trim()).trim())
     .filter((item) => item !== "");
 }

@@ -39,8 +39,8 @@ export const SKILL_NAME_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /**
  * Checks a skill and returns it frozen, with defaults filled in.
  * Throws `ChainRuntimeError` `SKILL_INVALID` (with `details.field`) when the name does not match
- * {@link SKILL_NAME_PATTERN}, a text field is not a string, or `allowedTools` is not an array of
- * non-empty strings.
+ * {@link SKILL_NAME_PATTERN}, a text field is not a string, `version` is empty or blank, or
+ * `allowedTools` is not an array of non-blank strings.
  */
 export function defineSkill(definition: SkillDefinition): Skill {
   const fail = (field: string, message: string): never => {
@@ -55,8 +55,8 @@ export function defineSkill(definition: SkillDefinition): Skill {
   if (typeof name !== "string" || !SKILL_NAME_PATTERN.test(name)) fail("name", `must match ${String(SKILL_NAME_PATTERN)}.`);
   if (typeof instructions !== "string") fail("instructions", "must be a string.");
   if (typeof description !== "string") fail("description", "must be a string.");
-  if (typeof version !== "string" || version === "") fail("version", "must be a non-empty string.");
-  if (!Array.isArray(allowedTools) || !allowedTools.every((tool) => typeof tool === "string" && tool !== "")) {
+  if (typeof version !== "string" || version.trim() === "") fail("version", "must be a non-empty string.");
+  if (!Array.isArray(allowedTools) || !allowedTools.every((tool) => typeof tool === "string" && tool.trim() !== "")) {
     fail("allowedTools", "must be an array of non-empty tool names.");
   }
   if (path !== undefined && typeof path !== "string") fail("path", "must be a string when given.");

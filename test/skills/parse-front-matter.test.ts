@@ -44,5 +44,6 @@ describe("parseCommaList", () => {
     expect(parseCommaList("a, b ,c,,")).toEqual(["a", "b", "c"]);
     expect(parseCommaList('[ "a", b ]')).toEqual(["a", "b"]);
     expect(parseCommaList("")).toEqual([]);
+    expect(parseCommaList('[" a ", " ", \'\t\']')).toEqual(["a"]);
   });
 });

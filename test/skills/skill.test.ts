@@ -35,8 +35,10 @@ describe("defineSkill", () => {
     ["description", { description: 1 }],
     ["instructions", { instructions: undefined }],
     ["version", { version: "" }],
+    ["version", { version: " \t" }],
     ["allowedTools", { allowedTools: "a,b" }],
     ["allowedTools", { allowedTools: ["a", ""] }],
+    ["allowedTools", { allowedTools: ["a", "  "] }],
     ["path", { path: 3 }],
   ])("throws SKILL_INVALID naming %s", (field, patch) => {
     expect(fieldOf(() => defineSkill({ ...base, ...patch } as never))).toBe(field);
