@@ -22,7 +22,7 @@
  */
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ChainRuntimeError } from "../src/kernel/index.ts";
+import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
@@ -108,6 +108,12 @@ export class ProcessSandboxDriver implements SandboxDriver {
         details: { processes: this.processes, maxProcesses: this.maxProcesses },
       });
     }
+    // Refused here, not by a child that dies starting (a heap of 0 MB) or a kill timer that
+    // fires at once (a grace past what a timer can hold): each would fail every run later.
+    checkInteger("memoryLimitMb", this.memoryLimitMb, 8, "the isolate heap, MB, as ChainPolicy.memoryLimitMb");
+    checkInteger("maxRunsPerProcess", this.maxRunsPerProcess, 1, "runs before a child is replaced");
+    checkInteger("maxRunsPerIsolate", this.#maxRunsPerIsolate, 1, "runs before an isolate is replaced");
+    checkInteger("killGraceMs", this.#killGraceMs, 0, "ms a child gets to answer a cancel or timeout before SIGKILL", MAX_POLICY_DURATION_MS);
   }
 
   /** Children spawned since the driver was made (a debugging and test aid). */
@@ -324,4 +330,13 @@ export class ProcessSandboxDriver implements SandboxDriver {
 
 function closedError(): ChainRuntimeError {
   return new ChainRuntimeError("SANDBOX_FAILED", "The sandbox driver is closed.");
+}
+
+/** @throws ChainRuntimeError `SANDBOX_FAILED` naming `option` unless `value` is an integer in `[min, max]`. */
+function checkInteger(option: string, value: number, min: number, what: string, max = Number.MAX_SAFE_INTEGER): void {
+  if (Number.isInteger(value) && value >= min && value <= max) return;
+  const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+  throw new ChainRuntimeError("SANDBOX_FAILED", `ProcessSandboxDriver options.${option} (${what}) must be an integer ${range}; got ${String(value)}.`, {
+    details: { option, value },
+  });
 }

@@ -29,7 +29,7 @@ import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
 import { MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
 import { encodeUtf8 } from "../src/kernel/encode-utf8.ts";
 import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
-import { ChainRuntimeError, describeThrown, type InvocationResult } from "../src/kernel/index.ts";
+import { ChainRuntimeError, describeThrown, type InvocationResult, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
 import { forwardClock, killOutcome } from "./isolate-common.ts";
 import { boundLogLine } from "./output-cap.ts";
@@ -256,7 +256,8 @@ export class SandboxProcess {
     spinWait.begin(this.#spinWaitUs);
     // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
     // that cannot report any more.
-    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), limits.totalTimeoutMs + this.#options.killGraceMs));
+    // Capped at the longest timer Node.js can set: past it, a timer fires at once (and kills a healthy child).
+    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), Math.min(limits.totalTimeoutMs + this.#options.killGraceMs, MAX_POLICY_DURATION_MS)));
     const signal = request.signal;
     if (signal !== undefined) {
       run.onAbort = () => {

@@ -56,6 +56,7 @@ import {
   type InvocationResult,
   type ObjectJsonSchema,
   type ProgressListener,
+  MAX_POLICY_DURATION_MS,
   resolveChainPolicy,
   type Tool,
   type ToolContext,
@@ -353,7 +354,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         void run.session?.close().catch(noop);
         resolve(this.#abandonedResult(run, ids, status));
       };
-      let timer = setTimeout(abandon, this.policy.totalTimeoutMs + STUCK_GRACE_MS, "timeout");
+      // Capped at the longest timer Node.js can set: past it, a timer fires at once.
+      let timer = setTimeout(abandon, Math.min(this.policy.totalTimeoutMs + STUCK_GRACE_MS, MAX_POLICY_DURATION_MS), "timeout");
       const onAbort = (): void => {
         clearTimeout(timer);
         timer = setTimeout(abandon, STUCK_GRACE_MS, "cancelled");

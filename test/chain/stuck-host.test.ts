@@ -8,6 +8,7 @@ import {
   type BlobStore,
   defineTool,
   MemoryBlobStore,
+  MAX_POLICY_DURATION_MS,
   MemoryTraceStore,
   type TraceEvent,
   ToolChainTool,
@@ -98,5 +99,14 @@ describe("a chain whose host code never settles", () => {
     expect(run.error?.message).toContain("did not settle within 5000 ms after it was cancelled");
     // The tool goes on working for new runs.
     expect((await chain.run("return 1;")).returnValue).toBe(1);
+  }, 30_000);
+
+  it("runs normally at the longest totalTimeoutMs a policy takes (its timers are capped at what Node.js can set)", async () => {
+    for (const driver of ["in-process", "process"] as const) {
+      const chain = new ToolChainTool({ tools: [big], driver, poolSize: 1, policy: { totalTimeoutMs: MAX_POLICY_DURATION_MS } });
+      chains.push(chain);
+      const run = await chain.run(`await new Promise((resolve) => Promise.resolve().then(resolve)); return (await tools.big({})).status;`);
+      expect([driver, run.status, run.returnValue]).toEqual([driver, "ok", "ok"]);
+    }
   }, 30_000);
 });

@@ -334,3 +334,26 @@ describe("ProcessSandboxDriver pool", () => {
     await vi.waitFor(() => expect(() => process.kill(Number(childPid), 0)).toThrow(), { timeout: 5_000, interval: 20 });
   });
 });
+
+describe("ProcessSandboxDriver options", () => {
+  it.each([
+    ["memoryLimitMb", { memoryLimitMb: 0 }],
+    ["memoryLimitMb", { memoryLimitMb: Number.NaN }],
+    ["memoryLimitMb", { memoryLimitMb: "64" }],
+    ["maxRunsPerProcess", { maxRunsPerProcess: 0 }],
+    ["maxRunsPerProcess", { maxRunsPerProcess: Number.NaN }],
+    ["maxRunsPerIsolate", { maxRunsPerIsolate: -1 }],
+    ["killGraceMs", { killGraceMs: -1 }],
+    ["killGraceMs", { killGraceMs: Number.POSITIVE_INFINITY }],
+    ["killGraceMs", { killGraceMs: 1e12 }],
+  ])("refuses options.%s %j at construction with SANDBOX_FAILED, before any child fails on it", (option, options) => {
+    let error: unknown;
+    try {
+      new ProcessSandboxDriver(options as never);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(isChainRuntimeError(error) && error.code).toBe("SANDBOX_FAILED");
+    expect(isChainRuntimeError(error) && error.message).toContain(`options.${option}`);
+  });
+});
