@@ -143,7 +143,8 @@ export class FileBlobStore implements BlobStore {
     const ref = hexToRef(hex);
     return blobLocks.run(this.#bytesPath(hex), () =>
       this.#io("put", ref, async () => {
-        const existing = await this.#readSidecar(hex);
+        // A corrupt sidecar is written again too: put is how a damaged blob is repaired.
+        const existing = await this.#readSidecar(hex, true);
         // Present and whole: keep it. Bytes damaged on disk (another size, other bytes, or not a
         // regular file) are written again, which repairs the blob.
         if (existing !== undefined && (await holdsBytes(this.#bytesPath(hex), data))) return ref;
@@ -171,12 +172,15 @@ export class FileBlobStore implements BlobStore {
   async resolve(ref: ArtifactRef): Promise<Uint8Array> {
     const hex = refToHex(ref);
     return this.#io("resolve", ref, async () => {
-      if ((await this.#readSidecar(hex)) === undefined) throw notFound(ref);
+      const sidecar = await this.#readSidecar(hex);
+      if (sidecar === undefined) throw notFound(ref);
       let buffer: Buffer;
       try {
-        buffer = await readRegularFile(this.#bytesPath(hex));
+        // Never more than the blob's size: a file grown on disk is refused before it is read.
+        buffer = await readRegularFile(this.#bytesPath(hex), { maxBytes: sidecar.bytes });
       } catch (error) {
         if (errorCode(error) === "ENOENT") throw notFound(ref);
+        if (errorCode(error) === FILE_TOO_LARGE) throw changedOnDisk(ref, this.#bytesPath(hex));
         if (errorCode(error) === NOT_REGULAR_FILE) {
           throw new ChainRuntimeError("STORE_FAILED", `FileBlobStore: the bytes of ${ref} at ${this.#bytesPath(hex)} are ${describeNotRegular(error)}; remove it and put the original bytes again.`, {
             details: { ref, path: this.#bytesPath(hex) },
@@ -185,11 +189,7 @@ export class FileBlobStore implements BlobStore {
         }
         throw error;
       }
-      if (sha256Hex(buffer) !== hex) {
-        throw new ChainRuntimeError("STORE_FAILED", `FileBlobStore: the bytes of ${ref} on disk no longer match it (changed or damaged); put the original bytes again.`, {
-          details: { ref, path: this.#bytesPath(hex) },
-        });
-      }
+      if (sha256Hex(buffer) !== hex) throw changedOnDisk(ref, this.#bytesPath(hex));
       return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
     });
   }
@@ -330,13 +330,18 @@ export class FileBlobStore implements BlobStore {
     );
   }
 
-  async #readSidecar(hex: string): Promise<Sidecar | undefined> {
+  /** The blob's sidecar, `undefined` when absent (or, with `corruptAsAbsent`, unreadable as one). */
+  async #readSidecar(hex: string, corruptAsAbsent = false): Promise<Sidecar | undefined> {
     const path = this.#sidecarPath(hex);
     let text: string;
     try {
-      text = (await readRegularFile(path)).toString("utf8");
+      text = (await readRegularFile(path, { maxBytes: MAX_SIDECAR_BYTES })).toString("utf8");
     } catch (error) {
       if (errorCode(error) === "ENOENT") return undefined;
+      if (errorCode(error) === FILE_TOO_LARGE) {
+        if (corruptAsAbsent) return undefined;
+        throw corrupt(path, error);
+      }
       if (errorCode(error) === NOT_REGULAR_FILE) {
         throw new ChainRuntimeError("STORE_FAILED", `Blob sidecar ${path} is ${describeNotRegular(error)}; remove it and put the blob's bytes again.`, {
           details: { path },
@@ -349,9 +354,13 @@ export class FileBlobStore implements BlobStore {
     try {
       parsed = JSON.parse(text);
     } catch (error) {
+      if (corruptAsAbsent) return undefined;
       throw corrupt(path, error);
     }
-    if (!isSidecar(parsed, hex)) throw corrupt(path, undefined);
+    if (!isSidecar(parsed, hex)) {
+      if (corruptAsAbsent) return undefined;
+      throw corrupt(path, undefined);
+    }
     return parsed;
   }
 
@@ -406,8 +415,17 @@ function notFound(ref: ArtifactRef): ChainRuntimeError {
   return new ChainRuntimeError("ARTIFACT_NOT_FOUND", `No blob for ${ref}.`, { details: { ref } });
 }
 
+/** A sidecar is one short line of JSON; anything far larger is not one. */
+const MAX_SIDECAR_BYTES = 64 * 1024;
+
+function changedOnDisk(ref: ArtifactRef, path: string): ChainRuntimeError {
+  return new ChainRuntimeError("STORE_FAILED", `FileBlobStore: the bytes of ${ref} on disk no longer match it (changed or damaged); put the original bytes again.`, {
+    details: { ref, path },
+  });
+}
+
 function corrupt(path: string, cause: unknown): ChainRuntimeError {
-  return new ChainRuntimeError("STORE_FAILED", `Blob sidecar ${path} is corrupt.`, {
+  return new ChainRuntimeError("STORE_FAILED", `Blob sidecar ${path} is corrupt; put the blob's bytes again to rewrite it.`, {
     details: { path },
     ...(cause === undefined ? {} : { cause }),
   });

@@ -189,7 +189,29 @@ describe("FileBlobStore", () => {
     await writeFile(sidecar, JSON.stringify({ version: 1, ref: refOf("another"), bytes: 1, mimeType: "x", createdAt: 1, pins: 0 }));
     await expectCode(store.resolve(ref), "STORE_FAILED");
     await writeFile(sidecar, JSON.stringify({ version: 1, ref, bytes: 1, mimeType: "x", createdAt: 1, pins: -1 }));
-    await expectCode(store.pin(ref), "STORE_FAILED");
+    const pinError = await expectCode(store.pin(ref), "STORE_FAILED");
+    expect(pinError.message).toMatch(/is corrupt; put the blob's bytes again to rewrite it\.$/);
+    // put repairs it, as it repairs damaged bytes.
+    expect(await store.put("soon corrupt")).toBe(ref);
+    expect(new TextDecoder().decode(await store.resolve(ref))).toBe("soon corrupt");
+    await store.pin(ref);
+    expect((await store.stat(ref))?.pins).toBe(1);
+  });
+
+  it("refuses a blob file grown on disk without reading it: never more than the blob's size comes in", async () => {
+    const dir = freshDir();
+    const store = new FileBlobStore({ dir });
+    const ref = await store.put("a small blob");
+    const bytesPath = join(dir, hexOf(ref).slice(0, 2), hexOf(ref));
+    const file = await open(bytesPath, "r+");
+    await file.truncate(8 * 1024 ** 3); // sparse: 8 GiB on paper, nothing on disk
+    await file.close();
+    const before = process.memoryUsage().rss;
+    const error = await expectCode(store.resolve(ref), "STORE_FAILED");
+    expect(error.message).toContain("no longer match");
+    expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 ** 2);
+    expect(await store.put("a small blob")).toBe(ref); // and put repairs it
+    expect(new TextDecoder().decode(await store.resolve(ref))).toBe("a small blob");
   });
 
   it("gc ignores files that are not part of the layout", async () => {

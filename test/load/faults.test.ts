@@ -23,7 +23,7 @@ class FailingPutStore extends MemoryBlobStore {
   puts = 0;
   override async put(): Promise<never> {
     this.puts++;
-    throw new Error("disk full (injected)");
+    throw new Error("disk full (injected).");
   }
 }
 
@@ -50,9 +50,15 @@ describe.each(DRIVERS)("fault injection [%s]", (driver) => {
         const before = await tools.echo({ value: "small stays inline" });
         const big = await tools.big_text({});
         const after = await tools.echo({ value: "after" });
-        return [before.status, big.status, big.code, /could not be stored/.test(big.text), after.structured.value];
+        return [before.status, big.status, big.code, big.text, after.structured.value];
       `);
-      expect(result.returnValue).toEqual(["ok", "error", "STORE_FAILED", true, "after"]);
+      expect(result.returnValue).toEqual([
+        "ok",
+        "error",
+        "STORE_FAILED",
+        'Tool "big_text" ran, but its result could not be stored: disk full (injected). Do not repeat the call blindly: it may have had side effects.',
+        "after",
+      ]);
       expect(store.puts).toBe(1);
       expect(result.callTrace.map((record) => record.code ?? record.status)).toEqual(["ok", "STORE_FAILED", "ok"]);
       harness.expectTraceWhole(result);

@@ -215,6 +215,6 @@ function safeJson(value: unknown): string {
 function storeFailed(tool: string, error: unknown): InvocationResult {
   return invocationFailure(
     "STORE_FAILED",
-    `Tool "${tool}" ran, but its result could not be stored: ${describeThrown(error)}. Do not repeat the call blindly: it may have had side effects.`,
+    `Tool "${tool}" ran, but its result could not be stored: ${describeThrown(error).replace(/\.$/, "")}. Do not repeat the call blindly: it may have had side effects.`,
   );
 }
