@@ -19,7 +19,8 @@
  * - A run that ended because the process died settles only after the pipe is drained: console
  *   lines and calls written before the death are delivered first.
  * - Idle (prepared) and retired processes do not hold the host's event loop open (the handles
- *   are unref'd); a child exits by itself when its pipe closes, so the host exiting leaves no
+ *   are unref'd); a child exits by itself when its pipe closes, and one computing when the host
+ *   dies is ended by its entry guard (it sees its parent change), so the host exiting leaves no
  *   orphans.
  * @module
  */

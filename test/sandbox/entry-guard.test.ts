@@ -60,3 +60,32 @@ describe("EntryGuard", () => {
     expect(guardReasonIn(ended.stderr)).toBeUndefined();
   });
 });
+
+describe("EntryGuard and a host that dies", () => {
+  const ORPHAN_HOST = new URL("../fixtures/sandbox/orphan-host.ts", import.meta.url);
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it.runIf(process.platform !== "win32")("ends a child computing when its host exits without closing it (no orphan burning a core)", async () => {
+    const host = spawn(process.execPath, ["--no-node-snapshot", ORPHAN_HOST.pathname], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    host.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    host.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => host.on("close", resolve));
+    expect(code, stderr).toBe(0);
+    const children = JSON.parse(stdout) as number[];
+    expect(children.length).toBeGreaterThan(0);
+    const deadline = performance.now() + 5_000;
+    while (children.some(alive) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const left = children.filter(alive);
+    for (const pid of left) process.kill(pid, "SIGKILL"); // never leave one behind, even on failure
+    expect(left).toEqual([]);
+  }, 30_000);
+});
