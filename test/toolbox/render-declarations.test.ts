@@ -347,3 +347,191 @@ describe("renderDeclarations on hostile schemas", () => {
     expect(typeCheck({ "/decl.d.ts": text })).toEqual([]);
   });
 });
+
+describe("renderDeclarations puts parentheses where its own operators are, whatever doc comments hold", () => {
+  const described = (description: string) => ({ type: "object", properties: { a: { type: "integer", description } } });
+  it.each([">", "<", "{", "}", "(", ")", '"', "'", "`", "*/", "|", "count, must be >= 1", "x -> y"])("a member described with %s", (description) => {
+    const inputSchema = {
+      type: "object",
+      properties: {
+        list: { type: "array", items: { anyOf: [described(description), { type: "string" }] } },
+        tuple: { type: "array", items: [{ anyOf: [described(description), { type: "string" }] }] },
+        both: { type: "array", items: { allOf: [described(description), { properties: { b: { type: "string" } } }] } },
+      },
+    };
+    const text = renderDeclarations([rawTool("t", inputSchema)], { usageNote: false });
+    expect(text).toMatch(/list\?: \(\{\n[^]*?\} \| string\)\[\];\n/);
+    expect(text).toMatch(/tuple\?: \[\(\{\n[^]*?\} \| string\)\?, \.\.\.unknown\[\]\];\n/);
+    expect(text).toMatch(/both\?: \(\{\n[^]*?\} & \{ b\?: string \}\)\[\];\n/);
+    expect(
+      disagreements([
+        {
+          name: "t",
+          inputSchema,
+          valid: [{ list: ["s", { a: 1 }], tuple: [{ a: 1 }], both: [{ a: 1, b: "x" }] }, { list: [{ a: 2 }, "s"], tuple: ["s", 2] }],
+          invalid: [{ list: [true] }, { tuple: [true] }, { both: [{ a: "1" }] }],
+        },
+      ]),
+    ).toEqual([]);
+  });
+});
+
+/**
+ * Type-checks calls validation accepts that the declarations refuse on purpose (a misspelt key
+ * on an object whose keys are all named); `[]` when each is a type error.
+ */
+function refusedOnPurpose(cases: readonly { readonly name: string; readonly inputSchema: Record<string, unknown>; readonly calls: readonly unknown[] }[]): string[] {
+  const tools = cases.map((c) => defineTool({ name: c.name, description: "", inputSchema: c.inputSchema as ObjectJsonSchema, execute: () => 1 }));
+  const lines: string[] = [];
+  for (const c of cases) {
+    const compiled = compileInputSchema(c.inputSchema);
+    if (!compiled.ok) throw new Error(`${c.name}: ${compiled.reason}`);
+    for (const args of c.calls) {
+      expect(compiled.validate(args), `${c.name} accepts ${JSON.stringify(args)}`).toBe(true);
+      lines.push("  // @ts-expect-error", `  await tools.${c.name}(${JSON.stringify(args)});`);
+    }
+  }
+  const script = `async function main() {\n${lines.join("\n")}\n}\nexport {};\nvoid main;\n`;
+  return typeCheck({ "/decl.d.ts": renderDeclarations(tools, { usageNote: false }), "/script.ts": script });
+}
+
+describe("renderDeclarations reads $ref, and opens objects to keys it cannot type, as validation does", () => {
+  const order = {
+    type: "object",
+    $defs: { base: { type: "object", properties: { customerId: { type: "string" } }, required: ["customerId"] } },
+    allOf: [{ $ref: "#/$defs/base" }, { properties: { note: { type: "string" } } }],
+  };
+
+  it("reads a $ref into the schema in place, beside the keywords next to it", () => {
+    const pointers = {
+      type: "object",
+      definitions: { "a/b": { type: "number" }, "c~d": { type: "boolean" }, "e f": { enum: ["x", "y"] } },
+      properties: { slash: { $ref: "#/definitions/a~1b" }, tilde: { $ref: "#/definitions/c~0d" }, escaped: { $ref: "#/definitions/e%20f", const: "x" }, again: { $ref: "#/properties/slash" } },
+    };
+    const text = renderDeclarations([rawTool("order", order), rawTool("pointers", pointers)], { usageNote: false });
+    expect(text).toContain("order(args: { customerId: string } & { note?: string }): Promise<InvocationResult>;");
+    expect(text).toContain('pointers(args: { slash?: number; tilde?: boolean; escaped?: "x"; again?: number }): Promise<InvocationResult>;');
+    expect(
+      disagreements([
+        { name: "order", inputSchema: order, valid: [{ customerId: "1", note: "n" }, { customerId: "1" }], invalid: [{ note: "n" }, { customerId: 1 }, { customerId: "1", note: 2 }] },
+        { name: "pointers", inputSchema: pointers, valid: [{ slash: 1, tilde: true, escaped: "x", again: 2 }], invalid: [{ slash: "1" }, { tilde: 1 }, { escaped: "y" }, { again: "1" }] },
+      ]),
+    ).toEqual([]);
+  });
+
+  it("renders a recursive $ref as unknown where it recurs, objects open", () => {
+    const tree = {
+      type: "object",
+      $defs: {
+        node: {
+          type: "object",
+          properties: {
+            value: { type: "number" },
+            children: { type: "array", items: { $ref: "#/$defs/node" } },
+            next: { allOf: [{ $ref: "#/$defs/node" }, { properties: { weight: { type: "number" } } }] },
+          },
+          required: ["value"],
+        },
+      },
+      properties: { root: { $ref: "#/$defs/node" } },
+    };
+    const text = renderDeclarations([rawTool("tree", tree)], { usageNote: false });
+    expect(text).toContain(
+      [
+        "  tree(args: {",
+        "    root?: {",
+        "      value: number;",
+        "      children?: unknown[];",
+        "      next?: { [key: string]: unknown } & { weight?: number };",
+        "    };",
+        "  }): Promise<InvocationResult>;",
+      ].join("\n"),
+    );
+    expect(
+      disagreements([
+        {
+          name: "tree",
+          inputSchema: tree,
+          valid: [{ root: { value: 1, children: [{ value: 2, children: [] }], next: { value: 3, weight: 1 } } }],
+          invalid: [{ root: { value: "1" } }, { root: {} }, { root: { value: 1, next: { value: 2, weight: "1" } } }],
+        },
+      ]),
+    ).toEqual([]);
+    // (ajv refuses `$ref: "#"` in a tool, as compiled without registering the root; unchecked, it is recursion at once)
+    expect(renderDeclarations([rawTool("t", { type: "object", properties: { self: { $ref: "#" } } })], { usageNote: false })).toContain("t(args: { self?: unknown }): Promise<InvocationResult>;");
+  });
+
+  it("leaves a $ref unread (unknown) when a subschema has an $id of its own, which moves what # names", () => {
+    const inputSchema = {
+      type: "object",
+      definitions: { q: { type: "number" } },
+      properties: { inner: { $id: "http://example.com/inner", definitions: { q: { type: "string" } }, properties: { z: { $ref: "#/definitions/q" } } }, outer: { $ref: "#/definitions/q" } },
+    };
+    expect(renderDeclarations([rawTool("t", inputSchema)], { usageNote: false })).toContain("t(args: { inner?: { z?: unknown }; outer?: unknown }): Promise<InvocationResult>;");
+    expect(disagreements([{ name: "t", inputSchema, valid: [{ inner: { z: "s" }, outer: 1 }], invalid: [] }])).toEqual([]);
+  });
+
+  it("expands a bounded number of $refs, so definitions used twice over cannot multiply without end", () => {
+    const definitions: Record<string, unknown> = { d0: { type: "string" } };
+    for (let i = 1; i <= 40; i++) definitions[`d${i}`] = { type: "object", properties: { a: { $ref: `#/definitions/d${i - 1}` }, b: { $ref: `#/definitions/d${i - 1}` } } };
+    const text = renderDeclarations([rawTool("t", { type: "object", definitions, properties: { top: { $ref: "#/definitions/d40" } } })], { usageNote: false });
+    expect(text.length).toBeLessThan(100_000);
+    expect(typeCheck({ "/decl.d.ts": text })).toEqual([]);
+  });
+
+  it("takes extra keys where keywords it cannot type (patternProperties, dependencies, if/then, a $ref not read) may allow them", () => {
+    const withA = { type: "object", properties: { a: { type: "string" } } };
+    expect(
+      disagreements([
+        { name: "patterns", inputSchema: { ...withA, patternProperties: { "^x_": { type: "number" } } }, valid: [{ a: "s", x_1: 5 }], invalid: [{ a: 1 }] },
+        { name: "dependencies", inputSchema: { ...withA, dependencies: { a: { properties: { b: { type: "number" } } } } }, valid: [{ a: "s", b: 1 }], invalid: [{ a: 1 }] },
+        { name: "requires", inputSchema: { ...withA, dependencies: { a: ["b"] } }, valid: [{ a: "s", b: 1 }], invalid: [{ a: 1, b: 1 }] },
+        { name: "dependentSchemas", inputSchema: { ...withA, dependentSchemas: { a: { properties: { b: { type: "number" } } } } }, valid: [{ a: "s", b: 1 }], invalid: [{ a: 1 }] },
+        {
+          name: "ifThen",
+          inputSchema: { type: "object", properties: { kind: { enum: ["x", "y"] } }, if: { properties: { kind: { const: "x" } } }, then: { properties: { xval: { type: "number" } } } },
+          valid: [{ kind: "x", xval: 1 }],
+          invalid: [{ kind: "z" }],
+        },
+        {
+          name: "ifThenMember",
+          inputSchema: { ...withA, allOf: [{ if: { required: ["a"] }, then: { properties: { b: { type: "number" } } } }] },
+          valid: [{ a: "s", b: 1 }],
+          invalid: [{ a: 1 }],
+        },
+        {
+          name: "metaRef",
+          inputSchema: { type: "object", allOf: [{ $ref: "http://json-schema.org/draft-07/schema#" }, { properties: { title: { type: "string" } } }] },
+          valid: [{ title: "t", description: "d" }],
+          invalid: [{ title: 1 }],
+        },
+        {
+          name: "metaRefBranch",
+          inputSchema: { ...withA, anyOf: [{ $ref: "http://json-schema.org/draft-07/schema#" }, { required: ["a"] }] },
+          valid: [{ a: "s", title: "t" }],
+          invalid: [{ a: 1 }],
+        },
+        {
+          name: "metaRefOrAny",
+          inputSchema: { ...withA, anyOf: [{ not: { type: "null" } }, { $ref: "http://json-schema.org/draft-07/schema#" }] },
+          valid: [{ a: "s", title: "t" }],
+          invalid: [{ a: 1 }],
+        },
+        { name: "extraTrue", inputSchema: { type: "object", additionalProperties: true, allOf: [withA] }, valid: [{ a: "s", other: 1 }], invalid: [{ a: 1 }] },
+      ]),
+    ).toEqual([]);
+    const text = renderDeclarations([rawTool("patterns", { ...withA, patternProperties: { "^x_": { type: "number" } } })], { usageNote: false });
+    expect(text).toContain("patterns(args: { a?: string; [key: string]: unknown }): Promise<InvocationResult>;");
+  });
+
+  it("still refuses a misspelt key where every key is named, $refs read or not", () => {
+    expect(
+      refusedOnPurpose([
+        { name: "plain", inputSchema: { type: "object", properties: { a: { type: "string" } } }, calls: [{ a: "s", misspelt: 1 }] },
+        { name: "order", inputSchema: order, calls: [{ customerId: "1", nots: "n" }] },
+        { name: "members", inputSchema: { type: "object", properties: { a: { type: "string" } }, allOf: [{ properties: { b: { type: "number" } } }, { not: { required: ["c"] } }] }, calls: [{ a: "s", d: 1 }] },
+        { name: "typed", inputSchema: { type: "object", properties: { a: { type: "string" } }, allOf: [{ type: "object" }, { minProperties: 1 }] }, calls: [{ a: "s", d: 1 }] },
+      ]),
+    ).toEqual([]);
+  });
+});
