@@ -145,8 +145,14 @@ export class ProcessSandboxDriver implements SandboxDriver {
     // maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
     const depth = this.#nesting.current;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
-    const child = await this.#acquire(request.signal, depth > 0);
-    if (child === undefined) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
+    const waitStart = performance.now();
+    const child = await this.#acquire(request.signal, depth > 0, request.limits.totalTimeoutMs);
+    if (child === "timeout") {
+      // As the in-process driver: a chain queued past its whole budget ends, it does not start late.
+      const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for a sandbox process: all ${this.maxProcesses} (maxProcesses) were busy`;
+      return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+    }
+    if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
     try {
       return await child.run(this.#nesting.within(request, depth));
     } finally {
@@ -181,7 +187,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
     await Promise.all(children.map((child) => child.exited));
   }
 
-  #acquire(signal: AbortSignal | undefined, nested: boolean): Promise<SandboxProcess | undefined> {
+  /** An idle child, or one when it is free: `undefined` when `signal` fires first, `"timeout"` after `timeoutMs` in the queue. */
+  #acquire(signal: AbortSignal | undefined, nested: boolean, timeoutMs: number): Promise<SandboxProcess | undefined | "timeout"> {
     if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
     // Prefer a child whose next context is prepared; else the least recently used.
     let index = this.#idle.findIndex((child) => child.isPrepared);
@@ -191,7 +198,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
       this.#clearExtraTimer(idle);
       return Promise.resolve(idle);
     }
-    const { promise, resolve, reject } = Promise.withResolvers<SandboxProcess | undefined>();
+    const { promise, resolve, reject } = Promise.withResolvers<SandboxProcess | undefined | "timeout">();
     const waiter: Waiter = { resolve, reject };
     if (nested) {
       // First in line, with a child of its own on the way, past the cap if need be.
@@ -202,17 +209,22 @@ export class ProcessSandboxDriver implements SandboxDriver {
       // More chains waiting than children on the way: start one more, within the cap.
       if (this.#startingCount() < this.#waiters.length && this.#liveCount() < this.maxProcesses) this.#spawn();
     }
-    if (signal !== undefined) {
-      const onAbort = (): void => {
-        const index = this.#waiters.indexOf(waiter);
-        if (index >= 0) {
-          this.#waiters.splice(index, 1);
-          resolve(undefined);
-        }
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      void promise.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => undefined);
-    }
+    const giveUp = (why: undefined | "timeout"): void => {
+      const index = this.#waiters.indexOf(waiter);
+      if (index >= 0) {
+        this.#waiters.splice(index, 1);
+        resolve(why);
+      }
+    };
+    const timer = setTimeout(giveUp, Math.min(timeoutMs, MAX_POLICY_DURATION_MS), "timeout");
+    const onAbort = (): void => giveUp(undefined);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    void promise
+      .finally(() => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      })
+      .catch(() => undefined);
     return promise;
   }
 

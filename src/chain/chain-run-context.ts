@@ -67,8 +67,10 @@ export class ChainRunContext {
   stage = "the chain's start";
   /** The run's invoker session, once opened. */
   session: InvokerSession | undefined;
-  /** Set when the caller got its result without this run, which never settled in time: nothing more may start. */
-  abandoned = false;
+  /** Set (to the status the caller got) when the caller was answered without this run, which never settled in time: nothing more may start. */
+  abandoned: "timeout" | "cancelled" | undefined;
+  /** The run's deadline while it waits on host code (see `ToolChainTool`). */
+  deadline: { pause(): void; arm(ms: number, waited: string): void } | undefined;
   /** The run's result, once built (before the trace's end and the CHAIN_END hook, which may still hang). */
   result: TracedChainRunResult | undefined;
 

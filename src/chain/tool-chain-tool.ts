@@ -277,7 +277,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
    * as it happens (see {@link TracedChainRunResult.traceError}). Throws `CHAIN_CLOSED` after
    * `close()`, `ARGUMENT_INVALID` when `options.chainId` is already running on this tool or an
    * option is unusable (a `chainId` that is not 1-128 of `A-Z a-z 0-9 _ -`, a `seed` that is not
-   * an integer, a `clockStart` that is not a whole-millisecond time a `Date` can hold, a `signal`
+   * an integer, a `clockStart` that is not a time a `Date` can hold, a `signal`
    * that is not an AbortSignal, an `onProgress` that is not a function, a field
    * `ChainRunOptions` does not have). A run that waits past `totalTimeoutMs` and a 5 s grace on
    * host code that never settles (a store, a hook) ends `timeout` without it (see `error`).
@@ -340,35 +340,34 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   }
 
   /**
-   * `work`, or, when it has not settled `STUCK_GRACE_MS` after `totalTimeoutMs` (or after the
-   * caller's signal fired), a `timeout` (`cancelled`) result without it. The sandbox itself is
-   * bounded by its watchdog; what can hang past it is host code the chain awaits: a blob store,
-   * trace store, approval handler or hook that never settles. The run is then abandoned: its
-   * session is closed (calls still out are told to stop) and nothing more of it starts.
+   * `work`, or a result without it when host code the chain awaits never settles (a blob store,
+   * trace store, approval handler or hook): the run's deadline (see {@link RunDeadline}) is
+   * `totalTimeoutMs` and `STUCK_GRACE_MS` more before the sandbox starts, paused while the
+   * sandbox runs (its driver bounds that, queue included), and `STUCK_GRACE_MS` once it has
+   * ended, or once the caller's signal fired. Past it the run is abandoned: its session is
+   * closed (calls still out are told to stop) and nothing more of it starts.
    */
   #withinDeadline(work: Promise<TracedChainRunResult>, run: ChainRunContext, ids: RunIds, signal: AbortSignal | undefined): Promise<TracedChainRunResult> {
     return new Promise((resolve, reject) => {
-      const abandon = (status: "timeout" | "cancelled"): void => {
+      const deadline = new RunDeadline((waited) => {
         signal?.removeEventListener("abort", onAbort);
-        run.abandoned = true;
+        run.abandoned = signal?.aborted === true ? "cancelled" : "timeout";
         void run.session?.close().catch(noop);
-        resolve(this.#abandonedResult(run, ids, status));
-      };
-      // Capped at the longest timer Node.js can set: past it, a timer fires at once.
-      let timer = setTimeout(abandon, Math.min(this.policy.totalTimeoutMs + STUCK_GRACE_MS, MAX_POLICY_DURATION_MS), "timeout");
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        timer = setTimeout(abandon, STUCK_GRACE_MS, "cancelled");
-      };
+        resolve(this.#abandonedResult(run, ids, run.abandoned, waited));
+      });
+      run.deadline = deadline;
+      deadline.arm(this.policy.totalTimeoutMs + STUCK_GRACE_MS, `totalTimeoutMs (${this.policy.totalTimeoutMs} ms) and ${STUCK_GRACE_MS} ms more`);
+      const onAbort = (): void => deadline.cancelled();
       signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal?.aborted === true) onAbort();
       work.then(
         (result) => {
-          clearTimeout(timer);
+          deadline.clear();
           signal?.removeEventListener("abort", onAbort);
           resolve(result);
         },
         (error: unknown) => {
-          clearTimeout(timer);
+          deadline.clear();
           signal?.removeEventListener("abort", onAbort);
           reject(error as Error);
         },
@@ -376,9 +375,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     });
   }
 
-  /** The result of a run abandoned while it waited on `run.stage` (see {@link #withinDeadline}). */
-  #abandonedResult(run: ChainRunContext, ids: RunIds, status: "timeout" | "cancelled"): TracedChainRunResult {
-    const waited = status === "timeout" ? `totalTimeoutMs (${this.policy.totalTimeoutMs} ms) and ${STUCK_GRACE_MS} ms more` : `${STUCK_GRACE_MS} ms after it was cancelled`;
+  /** The result of a run abandoned while it waited on `run.stage` for `waited` (see {@link #withinDeadline}). */
+  #abandonedResult(run: ChainRunContext, ids: RunIds, status: "timeout" | "cancelled", waited: string): TracedChainRunResult {
     const message =
       `The chain was abandoned: ${run.stage} did not settle within ${waited}. A blob store, trace store, approval handler or hook ` +
       "that never answers holds a chain this way; calls still waiting on it are not in callTrace.";
@@ -418,9 +416,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
     // Answered without this run while it waited above (see #withinDeadline): the script never
     // starts, and the trace still gets its end, should the store take it now.
-    if (run.abandoned) {
-      const { error } = this.#abandonedResult(run, ids, "timeout");
-      return this.#finish(chainId, started, { status: "timeout", ...(error ? { error } : {}), outputText: "", seed, clockStart, run });
+    if (run.abandoned !== undefined) {
+      const { status, error } = this.#abandonedResult(run, ids, run.abandoned, "its deadline");
+      return this.#finish(chainId, started, { status, ...(error ? { error } : {}), outputText: "", seed, clockStart, run });
     }
 
     // On a cache miss V8's check of the compiled code is deferred: it runs while the sandbox
@@ -538,7 +536,15 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         if (run.plan?.clockReplay !== undefined) request.clockReplay = run.plan.clockReplay;
         if (signal !== undefined) request.signal = signal;
         if (run.recorder !== undefined) request.onClock = onClock;
-        return await this.#driver.run(request);
+        // The driver bounds the sandbox (its queue, the watchdog, the kill timer): the run's own
+        // deadline waits, and gives the host work after it a grace of its own.
+        run.stage = "the sandbox";
+        run.deadline?.pause();
+        try {
+          return await this.#driver.run(request);
+        } finally {
+          run.deadline?.arm(STUCK_GRACE_MS, `${STUCK_GRACE_MS} ms after the script ended`);
+        }
       } catch (error) {
         return {
           status: "error",
@@ -852,6 +858,53 @@ function noop(): void {
   // nothing to do
 }
 
+/**
+ * A run's deadline: one timer, armed, paused or cleared as the run moves between host work (which
+ * the deadline bounds) and the sandbox (which its driver bounds). When the caller's signal fires,
+ * an armed deadline is cut to `STUCK_GRACE_MS`, and so is every later arming.
+ */
+class RunDeadline {
+  readonly #expire: (waited: string) => void;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancelled = false;
+  #done = false;
+
+  constructor(expire: (waited: string) => void) {
+    this.#expire = expire;
+  }
+
+  /** From now, `ms` (capped at the longest timer Node.js can set; past it a timer fires at once); `waited` says how long, for the message. */
+  arm(ms: number, waited: string): void {
+    if (this.#done) return;
+    clearTimeout(this.#timer);
+    const [delay, said] = this.#cancelled ? [STUCK_GRACE_MS, `${STUCK_GRACE_MS} ms after it was cancelled`] : [ms, waited];
+    this.#timer = setTimeout(() => this.#fire(said), Math.min(delay, MAX_POLICY_DURATION_MS));
+  }
+
+  pause(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** The caller's signal fired: an armed deadline now ends a grace from now. */
+  cancelled(): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    if (this.#timer !== undefined) this.arm(STUCK_GRACE_MS, "");
+  }
+
+  clear(): void {
+    this.#done = true;
+    this.pause();
+  }
+
+  #fire(waited: string): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#expire(waited);
+  }
+}
+
 /** What identifies one run, fixed before it starts. */
 interface RunIds {
   readonly started: number;
@@ -892,7 +945,8 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   }
   if (options.approvalHandler !== undefined) checkMethods(owner, "approvalHandler", "an ApprovalHandler", options.approvalHandler, ["request"]);
   if (options.blobStore !== undefined) checkMethods(owner, "blobStore", "a BlobStore", options.blobStore, BLOB_STORE_METHODS);
-  if (options.traceStore !== undefined) checkMethods(owner, "traceStore", "a TraceStore", options.traceStore, ["append", "load", "list", "prune"]);
+  // Only what a run calls: a store for replay needs load and list too, and replay() checks those.
+  if (options.traceStore !== undefined) checkMethods(owner, "traceStore", "a TraceStore", options.traceStore, ["append"]);
   if (options.hooks !== undefined) checkHooks(owner, options.hooks);
   if (driver !== undefined && typeof driver !== "string") checkMethods(owner, "driver", '"process", "in-process" or a SandboxDriver', driver, ["run", "close"]);
   if (name !== undefined && (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name))) {
@@ -944,8 +998,8 @@ function checkRunOptions(options: ChainRunOptions): void {
   if (onProgress !== undefined && typeof onProgress !== "function") refuse("onProgress", "a function", onProgress);
   if (chainId !== undefined && !isTraceChainId(chainId)) refuse("chainId", 'an id of 1 to 128 letters, digits, "_" or "-"', chainId);
   if (seed !== undefined && !Number.isSafeInteger(seed)) refuse("seed", "an integer", seed);
-  if (clockStart !== undefined && !(Number.isInteger(clockStart) && Math.abs(clockStart) <= 8.64e15)) {
-    refuse("clockStart", "whole epoch milliseconds a Date can hold (within ±8.64e15)", clockStart);
+  if (clockStart !== undefined && !(typeof clockStart === "number" && Math.abs(clockStart) <= 8.64e15)) {
+    refuse("clockStart", "epoch milliseconds a Date can hold (within ±8.64e15)", clockStart);
   }
 }
 

@@ -10,6 +10,7 @@ import {
   MemoryBlobStore,
   MAX_POLICY_DURATION_MS,
   MemoryTraceStore,
+  ProcessSandboxDriver,
   type TraceEvent,
   ToolChainTool,
   type ToolChainToolOptions,
@@ -108,5 +109,42 @@ describe("a chain whose host code never settles", () => {
       const run = await chain.run(`await new Promise((resolve) => Promise.resolve().then(resolve)); return (await tools.big({})).status;`);
       expect([driver, run.status, run.returnValue]).toEqual([driver, "ok", "ok"]);
     }
+  }, 30_000);
+
+  it("leaves a chain queued for a busy sandbox to its driver: a timeout of its own, and its script never starts late", async () => {
+    const started: string[] = [];
+    const sleep = defineTool({
+      name: "sleep",
+      description: "Sleeps.",
+      inputSchema: { type: "object", properties: { tag: { type: "string" } }, required: ["tag"] } as const,
+      execute: async ({ tag }) => {
+        started.push(tag);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        return tag;
+      },
+    });
+    const chain = new ToolChainTool({
+      tools: [sleep],
+      driver: new ProcessSandboxDriver({ processes: 1, maxProcesses: 1 }),
+      policy: { totalTimeoutMs: 1_500, callTimeoutMs: 1_400, approvalTimeoutMs: 1_000 },
+    });
+    chains.push(chain);
+    await chain.warm();
+    const runs = await Promise.all(["a", "b", "c"].map((tag) => chain.run(`return (await tools.sleep({ tag: "${tag}" })).status;`, { chainId: `queued-${tag}` })));
+    expect(runs.map((run) => run.status)).toEqual(["ok", "ok", "timeout"]);
+    expect(runs[2]?.error?.message).toContain("waited past totalTimeoutMs (1500 ms) for a sandbox process");
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(started).toEqual(["a", "b"]); // "c" never ran, not even after run() returned
+  }, 30_000);
+
+  it("cuts the wait to the grace when the caller's signal had fired before run() was called", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const chain = chainWith({ traceStore: stuckTraceStore("chain-start"), policy: { totalTimeoutMs: 120_000, callTimeoutMs: 60_000 } });
+    const started = performance.now();
+    const run = await chain.run("return 1;", { signal: controller.signal });
+    expect(performance.now() - started).toBeLessThan(WITHIN_MS);
+    expect(run.status).toBe("cancelled");
+    expect(run.error?.message).toContain("the trace store (writing chain-start) did not settle within 5000 ms after it was cancelled");
   }, 30_000);
 });
