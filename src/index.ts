@@ -25,7 +25,7 @@ export {
 } from "./toolbox/provider-schemas.ts";
 export { renderDeclarations } from "./toolbox/render-declarations.ts";
 export { type Skill, type SkillDefinition, defineSkill } from "./skills/skill.ts";
-export { loadSkill, loadSkills } from "./skills/load-skill.ts";
+export { loadSkill, loadSkills, MAX_SKILL_FILE_BYTES } from "./skills/load-skill.ts";
 
 // Invoker and manager.
 export { ToolInvoker } from "./invoker/tool-invoker.ts";
