@@ -149,7 +149,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const child = await this.#acquire(request.signal, depth > 0, request.limits.totalTimeoutMs);
     if (child === "timeout") {
       // As the in-process driver: a chain queued past its whole budget ends, it does not start late.
-      const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for a sandbox process: all ${this.maxProcesses} (maxProcesses) were busy`;
+      const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for a sandbox process: ${this.maxProcesses} (maxProcesses) were busy or starting`;
       return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
     }
     if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
@@ -216,7 +216,20 @@ export class ProcessSandboxDriver implements SandboxDriver {
         resolve(why);
       }
     };
-    const timer = setTimeout(giveUp, Math.min(timeoutMs, MAX_POLICY_DURATION_MS), "timeout");
+    // A nested run waits for the child started for it (it skips the queue's order and the cap),
+    // as in-process it skips the queue: no time limit but its own run's. Otherwise the wait is
+    // bounded by the run's budget, and once more when a child was still starting then (a cold
+    // driver: its first chain waits for a spawn, not for a busy child).
+    let extended = false;
+    const onTimeout = (): void => {
+      if (!extended && this.#startingCount() > 0) {
+        extended = true;
+        timer = setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
+        return;
+      }
+      giveUp("timeout");
+    };
+    let timer = nested ? undefined : setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
     const onAbort = (): void => giveUp(undefined);
     signal?.addEventListener("abort", onAbort, { once: true });
     void promise

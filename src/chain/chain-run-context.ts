@@ -26,6 +26,7 @@ import {
   type ApprovalDecision,
   type ApprovalRequest,
   type ChainCallRecord,
+  type ChainError,
   type InvocationResult,
   type ToolEndEvent,
   type ToolStartEvent,
@@ -67,10 +68,13 @@ export class ChainRunContext {
   stage = "the chain's start";
   /** The run's invoker session, once opened. */
   session: InvokerSession | undefined;
-  /** Set (to the status the caller got) when the caller was answered without this run, which never settled in time: nothing more may start. */
-  abandoned: "timeout" | "cancelled" | undefined;
+  /**
+   * Set, to what its caller got, when the caller was answered without this run (it never
+   * settled in time): nothing more of it starts, and what it still records says that.
+   */
+  abandoned: { readonly status: "timeout" | "cancelled"; readonly error?: ChainError } | undefined;
   /** The run's deadline while it waits on host code (see `ToolChainTool`). */
-  deadline: { pause(): void; arm(ms: number, waited: string): void } | undefined;
+  deadline: { pause(): void; resume(): void } | undefined;
   /** The run's result, once built (before the trace's end and the CHAIN_END hook, which may still hang). */
   result: TracedChainRunResult | undefined;
 

@@ -279,8 +279,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
    * option is unusable (a `chainId` that is not 1-128 of `A-Z a-z 0-9 _ -`, a `seed` that is not
    * an integer, a `clockStart` that is not a time a `Date` can hold, a `signal`
    * that is not an AbortSignal, an `onProgress` that is not a function, a field
-   * `ChainRunOptions` does not have). A run that waits past `totalTimeoutMs` and a 5 s grace on
-   * host code that never settles (a store, a hook) ends `timeout` without it (see `error`).
+   * `ChainRunOptions` does not have). A run that waits on host code that never settles (a store,
+   * a hook) past `totalTimeoutMs` and a 5 s grace (the time its sandbox ran not counted) ends
+   * `timeout` without it (see `error`), `cancelled` 5 s after its signal fired.
    */
   async run(code: string, options: ChainRunOptions = {}): Promise<TracedChainRunResult> {
     return this.#run(code, options, undefined);
@@ -309,7 +310,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const run = new ChainRunContext(chainId, recorder, plan);
     this.#runs.push(run);
     const ids = { started, chainId, seed, clockStart };
-    const work = (async () => {
+    const execute = async (): Promise<TracedChainRunResult> => {
       if (recorder) {
         run.stage = "the trace store (writing chain-start)";
         await recorder.start({
@@ -322,12 +323,17 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         });
       }
       return this.#execute(code, options, run, ids);
-    })();
-    // Registered first: the run is gone from #runs before its caller resumes (the chain id is free
-    // again), or, when the caller was answered without it, once it does settle.
-    const forget = (): void => this.#forget(run);
-    work.then(forget, forget);
-    return this.#withinDeadline(work, run, ids, options.signal);
+    };
+    // The deadline first (the work runs into the sandbox synchronously), then the work, with
+    // `forget` registered before anything else awaits it: the run is gone from #runs before its
+    // caller resumes (the chain id is free again), or, when the caller was answered without it,
+    // once it does settle.
+    return this.#withinDeadline(run, ids, options.signal, () => {
+      const work = execute();
+      const forget = (): void => this.#forget(run);
+      work.then(forget, forget);
+      return work;
+    });
   }
 
   #forget(run: ChainRunContext): void {
@@ -340,26 +346,26 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   }
 
   /**
-   * `work`, or a result without it when host code the chain awaits never settles (a blob store,
-   * trace store, approval handler or hook): the run's deadline (see {@link RunDeadline}) is
-   * `totalTimeoutMs` and `STUCK_GRACE_MS` more before the sandbox starts, paused while the
-   * sandbox runs (its driver bounds that, queue included), and `STUCK_GRACE_MS` once it has
-   * ended, or once the caller's signal fired. Past it the run is abandoned: its session is
-   * closed (calls still out are told to stop) and nothing more of it starts.
+   * Starts a run's deadline (see {@link RunDeadline}), before any of its work, and answers with
+   * `work`, or with a result without it when host code the chain awaits (a blob store, trace
+   * store, approval handler or hook) never settles. Past the deadline the run is abandoned: its
+   * session is closed (calls still out are told to stop), nothing more of it starts, and what it
+   * still writes (the trace's end, CHAIN_END) says what its caller got.
    */
-  #withinDeadline(work: Promise<TracedChainRunResult>, run: ChainRunContext, ids: RunIds, signal: AbortSignal | undefined): Promise<TracedChainRunResult> {
+  #withinDeadline(run: ChainRunContext, ids: RunIds, signal: AbortSignal | undefined, start: () => Promise<TracedChainRunResult>): Promise<TracedChainRunResult> {
     return new Promise((resolve, reject) => {
-      const deadline = new RunDeadline((waited) => {
+      const onAbort = (): void => deadline.cancelled();
+      const deadline = new RunDeadline(this.policy.totalTimeoutMs, (waited) => {
         signal?.removeEventListener("abort", onAbort);
-        run.abandoned = signal?.aborted === true ? "cancelled" : "timeout";
+        const abandoned = this.#abandonedResult(run, ids, signal?.aborted === true ? "cancelled" : "timeout", waited);
+        if (run.result === undefined) run.abandoned = { status: abandoned.status as "timeout" | "cancelled", ...(abandoned.error ? { error: abandoned.error } : {}) };
         void run.session?.close().catch(noop);
-        resolve(this.#abandonedResult(run, ids, run.abandoned, waited));
+        resolve(abandoned);
       });
       run.deadline = deadline;
-      deadline.arm(this.policy.totalTimeoutMs + STUCK_GRACE_MS, `totalTimeoutMs (${this.policy.totalTimeoutMs} ms) and ${STUCK_GRACE_MS} ms more`);
-      const onAbort = (): void => deadline.cancelled();
       signal?.addEventListener("abort", onAbort, { once: true });
       if (signal?.aborted === true) onAbort();
+      const work = start();
       work.then(
         (result) => {
           deadline.clear();
@@ -417,7 +423,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // Answered without this run while it waited above (see #withinDeadline): the script never
     // starts, and the trace still gets its end, should the store take it now.
     if (run.abandoned !== undefined) {
-      const { status, error } = this.#abandonedResult(run, ids, run.abandoned, "its deadline");
+      const { status, error } = run.abandoned;
       return this.#finish(chainId, started, { status, ...(error ? { error } : {}), outputText: "", seed, clockStart, run });
     }
 
@@ -543,7 +549,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         try {
           return await this.#driver.run(request);
         } finally {
-          run.deadline?.arm(STUCK_GRACE_MS, `${STUCK_GRACE_MS} ms after the script ended`);
+          run.deadline?.resume();
         }
       } catch (error) {
         return {
@@ -762,6 +768,14 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         };
       }
     }
+    // Answered without this run while it waited (its deadline passed): what it still records,
+    // the trace's end and CHAIN_END, says what the caller got.
+    if (run.abandoned !== undefined) {
+      status = run.abandoned.status;
+      error = run.abandoned.error;
+      returnValue = undefined;
+      returnArtifactRef = undefined;
+    }
     const durationMs = performance.now() - started;
     // Records are kept in completion order; the trace reads in arrival order. Calls answered from
     // a trace count as calls of this run; suspended calls (never run) are left out.
@@ -859,43 +873,63 @@ function noop(): void {
 }
 
 /**
- * A run's deadline: one timer, armed, paused or cleared as the run moves between host work (which
- * the deadline bounds) and the sandbox (which its driver bounds). When the caller's signal fires,
- * an armed deadline is cut to `STUCK_GRACE_MS`, and so is every later arming.
+ * A run's deadline while it waits on host code (see `ToolChainTool.#withinDeadline`): one timer.
+ * It starts at `totalTimeoutMs` + `STUCK_GRACE_MS`; while the sandbox runs it is paused (the
+ * driver bounds its queue and its run, each by `totalTimeoutMs`) and only a backstop stands, for
+ * a driver that never settles; after the sandbox it resumes with what was left of it, at least
+ * `STUCK_GRACE_MS`. The caller's signal cuts it to at most `STUCK_GRACE_MS` from then.
  */
 class RunDeadline {
   readonly #expire: (waited: string) => void;
+  readonly #totalMs: number;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #endsAt = 0;
+  /** Budget left when paused, ms. */
+  #left = 0;
+  #paused = false;
   #cancelled = false;
   #done = false;
 
-  constructor(expire: (waited: string) => void) {
+  constructor(totalMs: number, expire: (waited: string) => void) {
+    this.#totalMs = totalMs;
     this.#expire = expire;
+    this.#set(totalMs + STUCK_GRACE_MS, `totalTimeoutMs (${totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
   }
 
-  /** From now, `ms` (capped at the longest timer Node.js can set; past it a timer fires at once); `waited` says how long, for the message. */
-  arm(ms: number, waited: string): void {
-    if (this.#done) return;
-    clearTimeout(this.#timer);
-    const [delay, said] = this.#cancelled ? [STUCK_GRACE_MS, `${STUCK_GRACE_MS} ms after it was cancelled`] : [ms, waited];
-    this.#timer = setTimeout(() => this.#fire(said), Math.min(delay, MAX_POLICY_DURATION_MS));
-  }
-
+  /** The sandbox starts: the budget waits; a backstop of two `totalTimeoutMs` (queue, run) and a grace stands. */
   pause(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    if (this.#done || this.#paused) return;
+    this.#paused = true;
+    this.#left = this.#endsAt - performance.now();
+    if (!this.#cancelled) this.#set(2 * this.#totalMs + STUCK_GRACE_MS, `twice totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
   }
 
-  /** The caller's signal fired: an armed deadline now ends a grace from now. */
-  cancelled(): void {
+  /** The sandbox ended: what was left of the budget, at least `STUCK_GRACE_MS`. */
+  resume(): void {
+    if (this.#done || !this.#paused) return;
+    this.#paused = false;
     if (this.#cancelled) return;
+    const left = Math.max(this.#left, STUCK_GRACE_MS);
+    this.#set(left, left > STUCK_GRACE_MS ? `totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more` : `${STUCK_GRACE_MS} ms after the script ended`);
+  }
+
+  /** The caller's signal fired: at most `STUCK_GRACE_MS` from now, whatever the run is doing. */
+  cancelled(): void {
+    if (this.#done || this.#cancelled) return;
     this.#cancelled = true;
-    if (this.#timer !== undefined) this.arm(STUCK_GRACE_MS, "");
+    if (this.#endsAt - performance.now() > STUCK_GRACE_MS) this.#set(STUCK_GRACE_MS, `${STUCK_GRACE_MS} ms after it was cancelled`);
   }
 
   clear(): void {
     this.#done = true;
-    this.pause();
+    clearTimeout(this.#timer);
+  }
+
+  /** From now, `ms` (capped at the longest timer Node.js can set: past it a timer fires at once). */
+  #set(ms: number, waited: string): void {
+    clearTimeout(this.#timer);
+    this.#endsAt = performance.now() + ms;
+    this.#timer = setTimeout(() => this.#fire(waited), Math.min(ms, MAX_POLICY_DURATION_MS));
   }
 
   #fire(waited: string): void {

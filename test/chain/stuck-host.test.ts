@@ -3,7 +3,7 @@
  * `run()` past `totalTimeoutMs` and a fixed grace: the sandbox is bounded by its watchdog, and
  * the wait on host code after it by the chain's own deadline. The result names what hung.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   type BlobStore,
   defineTool,
@@ -148,3 +148,78 @@ describe("a chain whose host code never settles", () => {
     expect(run.error?.message).toContain("the trace store (writing chain-start) did not settle within 5000 ms after it was cancelled");
   }, 30_000);
 });
+
+describe.concurrent("the run deadline leaves healthy work alone", () => {
+  it("a chain queued for a busy child, then running, longer than totalTimeoutMs and the grace together, ends ok", async () => {
+    const ended: string[] = [];
+    const slow = defineTool({
+      name: "slow",
+      description: "Takes 6.5 s.",
+      inputSchema: { type: "object", properties: { tag: { type: "string" } }, required: ["tag"] } as const,
+      execute: async ({ tag }) => {
+        await new Promise((resolve) => setTimeout(resolve, 6_500));
+        ended.push(tag);
+        return tag;
+      },
+    });
+    const chain = new ToolChainTool({
+      tools: [slow],
+      driver: new ProcessSandboxDriver({ processes: 1, maxProcesses: 1 }),
+      policy: { totalTimeoutMs: 7_000, callTimeoutMs: 6_900, approvalTimeoutMs: 1_000 },
+    });
+    chains.push(chain);
+    await chain.warm();
+    // b waits ~6.5 s for the child, then runs ~6.5 s: 13 s, past 7 s + 5 s, and healthy throughout.
+    const runs = await Promise.all(["a", "b"].map((tag) => chain.run(`return (await tools.slow({ tag: "${tag}" })).structured;`)));
+    expect(runs.map((run) => [run.status, run.error?.message])).toEqual([
+      ["ok", undefined],
+      ["ok", undefined],
+    ]);
+    expect(ended).toEqual(["a", "b"]);
+  }, 60_000);
+
+  it("host work after the script has what is left of totalTimeoutMs, not just the grace", async () => {
+    const store = new MemoryBlobStore();
+    const put = store.put.bind(store);
+    store.put = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      return put(...args);
+    };
+    const chain = chainWith({ blobStore: store, policy: { totalTimeoutMs: 60_000, callTimeoutMs: 30_000, approvalTimeoutMs: 10_000 } });
+    const run = await chain.run(`return "r".repeat(10000);`); // the return value goes to the slow store
+    expect(run.status).toBe("ok");
+    expect(run.returnArtifactRef).toMatch(/^sha256:/);
+  }, 30_000);
+
+  it("a driver that never settles is bounded by a backstop: twice totalTimeoutMs and the grace", async () => {
+    const chain = chainWith({ driver: { kind: "stuck", run: never, close: async () => undefined } });
+    const started = performance.now();
+    const run = await chain.run("return 1;");
+    expect(performance.now() - started).toBeLessThan(2 * TOTAL_MS + 5_000 + 3_000);
+    expect(run.status).toBe("timeout");
+    expect(run.error?.message).toContain("the sandbox did not settle within twice totalTimeoutMs (300 ms) and 5000 ms more");
+  }, 30_000);
+
+  it("what an abandoned run still records says what its caller got", async () => {
+    const traces = new MemoryTraceStore();
+    const blobs = new MemoryBlobStore();
+    const put = blobs.put.bind(blobs);
+    let stored: () => void = () => undefined;
+    const storedLate = new Promise<void>((resolve) => (stored = resolve));
+    blobs.put = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 6_500));
+      try {
+        return await put(...args);
+      } finally {
+        stored();
+      }
+    };
+    const chain = chainWith({ blobStore: blobs, traceStore: traces });
+    const run = await chain.run(`return "r".repeat(10000);`, { chainId: "late-put" });
+    expect(run.status).toBe("timeout");
+    expect(run.error?.message).toContain("the blob store (storing the return value) did not settle within totalTimeoutMs (300 ms) and 5000 ms more");
+    await storedLate;
+    await vi.waitFor(async () => expect((await traces.load("late-put")).outcome).toMatchObject({ status: "timeout", error: { name: "TimeoutError" } }), { timeout: 5_000 });
+  }, 30_000);
+});
+
