@@ -28,3 +28,12 @@ export function createSandboxDriver(choice: DriverChoice, settings: DriverSettin
   if (choice === "in-process") return new InProcessSandboxDriver({ poolSize: settings.poolSize, memoryLimitMb: settings.memoryLimitMb });
   throw new ChainRuntimeError("SANDBOX_FAILED", `Unknown sandbox driver ${JSON.stringify(choice)}: use "process", "in-process" or a SandboxDriver.`);
 }
+
+/**
+ * True for isochain's own drivers: each bounds a run by `totalTimeoutMs` in its queue and again
+ * once it runs (a watchdog, a kill timer), so a chain need not stand a backstop of its own while
+ * one runs. A driver from elsewhere is not known to.
+ */
+export function boundsItself(driver: SandboxDriver): boolean {
+  return driver instanceof InProcessSandboxDriver || driver instanceof ProcessSandboxDriver;
+}

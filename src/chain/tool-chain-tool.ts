@@ -76,7 +76,7 @@ import { TraceRecorder } from "../trace/trace-recorder.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { RunPlan } from "./call-router.ts";
 import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
-import { createSandboxDriver, type DriverChoice } from "./create-driver.ts";
+import { boundsItself, createSandboxDriver, type DriverChoice } from "./create-driver.ts";
 import { summarizeRun } from "./summarize-run.ts";
 import type { ChainTraceError, TracedChainRunResult } from "./traced-chain-run-result.ts";
 
@@ -192,6 +192,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   readonly #runs: ChainRunContext[] = [];
   readonly #driver: SandboxDriver;
   readonly #ownsDriver: boolean;
+  /** The driver is one of isochain's, which bound their queue and their runs themselves (see RunDeadline). */
+  readonly #driverBoundsItself: boolean;
   #declarations: string | undefined;
   #toolNames: readonly string[] | undefined;
   /** The sandbox limits of every run, from the (frozen) policy. */
@@ -241,6 +243,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const driver = options.driver ?? "process";
     this.#ownsDriver = typeof driver === "string";
     this.#driver = createSandboxDriver(driver, { poolSize: options.poolSize ?? 2, memoryLimitMb: this.policy.memoryLimitMb });
+    this.#driverBoundsItself = boundsItself(this.#driver);
     brandChainTool(this);
   }
 
@@ -545,7 +548,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         // The driver bounds the sandbox (its queue, the watchdog, the kill timer): the run's own
         // deadline waits, and gives the host work after it a grace of its own.
         run.stage = "the sandbox";
-        run.deadline?.pause();
+        run.deadline?.pause(this.#driverBoundsItself);
         try {
           return await this.#driver.run(request);
         } finally {
@@ -591,7 +594,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         // attempt ran (they were held, then refused), so run that, with calls open again.
         unconfirmed = undefined;
         compiled = checked;
-        outcome = await runSandbox(checked.code);
+        // Not again for a run its caller was answered without (see #withinDeadline).
+        if (run.abandoned === undefined) outcome = await runSandbox(checked.code);
       }
     } else {
       const running = runSandbox(compiled.code);
@@ -744,7 +748,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     let status = parts.status;
     let returnValue: unknown;
     let returnArtifactRef: ArtifactRef | undefined;
-    if (outcome?.status === "ok" && outcome.returnJson !== undefined) {
+    // (An abandoned run stores nothing more: its caller has its answer, and the ref would be dropped.)
+    if (outcome?.status === "ok" && outcome.returnJson !== undefined && run.abandoned === undefined) {
       if (Buffer.byteLength(outcome.returnJson, "utf8") > this.policy.maxInlineResultBytes && this.#blobStore) {
         try {
           run.stage = "the blob store (storing the return value)";
@@ -788,7 +793,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       }
     }
     callTrace.sort((a, b) => a.seq - b.seq);
-    const pendingApproval = parts.status === "suspended" ? run.pendingApproval : undefined;
+    const pendingApproval = status === "suspended" ? run.pendingApproval : undefined;
     let result: TracedChainRunResult = {
       chainId,
       status,
@@ -896,12 +901,23 @@ class RunDeadline {
     this.#set(totalMs + STUCK_GRACE_MS, `totalTimeoutMs (${totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
   }
 
-  /** The sandbox starts: the budget waits; a backstop of two `totalTimeoutMs` (queue, run) and a grace stands. */
-  pause(): void {
+  /**
+   * The sandbox starts: the budget waits. A driver of isochain's own bounds its queue and its run
+   * itself; for another one (`bounded` false) a backstop of twice `totalTimeoutMs` (a queue, a
+   * run) and a grace stands.
+   */
+  pause(bounded: boolean): void {
     if (this.#done || this.#paused) return;
     this.#paused = true;
     this.#left = this.#endsAt - performance.now();
-    if (!this.#cancelled) this.#set(2 * this.#totalMs + STUCK_GRACE_MS, `twice totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
+    if (this.#cancelled) return;
+    if (bounded) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#endsAt = Number.POSITIVE_INFINITY;
+      return;
+    }
+    this.#set(2 * this.#totalMs + STUCK_GRACE_MS, `twice totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
   }
 
   /** The sandbox ended: what was left of the budget, at least `STUCK_GRACE_MS`. */

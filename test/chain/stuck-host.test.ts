@@ -223,3 +223,42 @@ describe.concurrent("the run deadline leaves healthy work alone", () => {
   }, 30_000);
 });
 
+describe.concurrent("an abandoned run starts nothing more", () => {
+  it("stores no return value when its sandbox settles after its caller was answered", async () => {
+    let puts = 0;
+    const blobs = new MemoryBlobStore();
+    const put = blobs.put.bind(blobs);
+    blobs.put = (...args) => {
+      puts++;
+      return put(...args);
+    };
+    let settled: () => void = () => undefined;
+    const late = new Promise<void>((resolve) => (settled = resolve));
+    // A driver of another make, which answers a second after the backstop (2 x 300 ms + 5 s).
+    const slowDriver = {
+      kind: "late",
+      run: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 2 * TOTAL_MS + 5_000 + 1_000));
+        settled();
+        return { status: "ok" as const, returnJson: JSON.stringify("r".repeat(10_000)), wallMs: 1, cpuMs: 1, heapBytes: 1 };
+      },
+      close: async () => undefined,
+    };
+    const chain = chainWith({ driver: slowDriver, blobStore: blobs });
+    const run = await chain.run("return 1;");
+    expect(run.status).toBe("timeout");
+    await late;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(puts).toBe(0);
+  }, 30_000);
+
+  it("stands no backstop of its own over isochain's drivers, which bound their runs themselves", async () => {
+    const { boundsItself } = await import("../../src/chain/create-driver.ts");
+    const { InProcessSandboxDriver } = await import("../../src/index.ts");
+    const inProcess = new InProcessSandboxDriver({ poolSize: 0 });
+    const children = new ProcessSandboxDriver({ processes: 0 });
+    expect([boundsItself(inProcess), boundsItself(children), boundsItself({ kind: "x", run: never, close: async () => undefined })]).toEqual([true, true, false]);
+    await Promise.all([inProcess.close(), children.close()]);
+  });
+});
+
