@@ -56,7 +56,6 @@ import {
   type InvocationResult,
   type ObjectJsonSchema,
   type ProgressListener,
-  MAX_POLICY_DURATION_MS,
   resolveChainPolicy,
   type Tool,
   type ToolContext,
@@ -877,18 +876,25 @@ function noop(): void {
   // nothing to do
 }
 
+/** What a deadline waited, for its message (built only when it fires). */
+type Waited = "budget" | "backstop" | "after-script" | "after-cancel";
+
 /**
- * A run's deadline while it waits on host code (see `ToolChainTool.#withinDeadline`): one timer.
- * It starts at `totalTimeoutMs` + `STUCK_GRACE_MS`; while the sandbox runs it is paused (the
- * driver bounds its queue and its run, each by `totalTimeoutMs`) and only a backstop stands, for
- * a driver that never settles; after the sandbox it resumes with what was left of it, at least
+ * A run's deadline while it waits on host code (see `ToolChainTool.#withinDeadline`). It starts
+ * at `totalTimeoutMs` + `STUCK_GRACE_MS`; while the sandbox runs it waits (isochain's drivers bound
+ * their queue and their run themselves; over another driver a backstop of twice `totalTimeoutMs`
+ * and a grace stands); after the sandbox it resumes with what was left of it, at least
  * `STUCK_GRACE_MS`. The caller's signal cuts it to at most `STUCK_GRACE_MS` from then.
+ *
+ * No timer of its own: every armed deadline is checked by one shared tick (see
+ * {@link watchDeadline}), so a run costs a few field writes, not timers, before its sandbox starts
+ * (host work there delays a chain by more than it costs).
  */
 class RunDeadline {
   readonly #expire: (waited: string) => void;
   readonly #totalMs: number;
-  #timer: ReturnType<typeof setTimeout> | undefined;
   #endsAt = 0;
+  #waited: Waited = "budget";
   /** Budget left when paused, ms. */
   #left = 0;
   #paused = false;
@@ -898,26 +904,18 @@ class RunDeadline {
   constructor(totalMs: number, expire: (waited: string) => void) {
     this.#totalMs = totalMs;
     this.#expire = expire;
-    this.#set(totalMs + STUCK_GRACE_MS, `totalTimeoutMs (${totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
+    this.#set(totalMs + STUCK_GRACE_MS, "budget");
+    watchDeadline(this);
   }
 
-  /**
-   * The sandbox starts: the budget waits. A driver of isochain's own bounds its queue and its run
-   * itself; for another one (`bounded` false) a backstop of twice `totalTimeoutMs` (a queue, a
-   * run) and a grace stands.
-   */
+  /** The sandbox starts: the budget waits; over a driver that does not bound itself (`bounded` false), a backstop stands. */
   pause(bounded: boolean): void {
     if (this.#done || this.#paused) return;
     this.#paused = true;
     this.#left = this.#endsAt - performance.now();
     if (this.#cancelled) return;
-    if (bounded) {
-      clearTimeout(this.#timer);
-      this.#timer = undefined;
-      this.#endsAt = Number.POSITIVE_INFINITY;
-      return;
-    }
-    this.#set(2 * this.#totalMs + STUCK_GRACE_MS, `twice totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more`);
+    if (bounded) this.#endsAt = Number.POSITIVE_INFINITY;
+    else this.#set(2 * this.#totalMs + STUCK_GRACE_MS, "backstop");
   }
 
   /** The sandbox ended: what was left of the budget, at least `STUCK_GRACE_MS`. */
@@ -926,33 +924,75 @@ class RunDeadline {
     this.#paused = false;
     if (this.#cancelled) return;
     const left = Math.max(this.#left, STUCK_GRACE_MS);
-    this.#set(left, left > STUCK_GRACE_MS ? `totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more` : `${STUCK_GRACE_MS} ms after the script ended`);
+    this.#set(left, left > STUCK_GRACE_MS ? "budget" : "after-script");
   }
 
   /** The caller's signal fired: at most `STUCK_GRACE_MS` from now, whatever the run is doing. */
   cancelled(): void {
     if (this.#done || this.#cancelled) return;
     this.#cancelled = true;
-    if (this.#endsAt - performance.now() > STUCK_GRACE_MS) this.#set(STUCK_GRACE_MS, `${STUCK_GRACE_MS} ms after it was cancelled`);
+    if (this.#endsAt - performance.now() > STUCK_GRACE_MS) this.#set(STUCK_GRACE_MS, "after-cancel");
   }
 
   clear(): void {
     this.#done = true;
-    clearTimeout(this.#timer);
+    unwatchDeadline(this);
   }
 
-  /** From now, `ms` (capped at the longest timer Node.js can set: past it a timer fires at once). */
-  #set(ms: number, waited: string): void {
-    clearTimeout(this.#timer);
+  /** Fires when `now` is past the deadline (the shared tick calls it). */
+  check(now: number): void {
+    if (this.#done || now < this.#endsAt) return;
+    this.clear();
+    this.#expire(this.#describe());
+  }
+
+  #set(ms: number, waited: Waited): void {
     this.#endsAt = performance.now() + ms;
-    this.#timer = setTimeout(() => this.#fire(waited), Math.min(ms, MAX_POLICY_DURATION_MS));
+    this.#waited = waited;
   }
 
-  #fire(waited: string): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#expire(waited);
+  #describe(): string {
+    switch (this.#waited) {
+      case "budget":
+        return `totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more`;
+      case "backstop":
+        return `twice totalTimeoutMs (${this.#totalMs} ms) and ${STUCK_GRACE_MS} ms more`;
+      case "after-script":
+        return `${STUCK_GRACE_MS} ms after the script ended`;
+      case "after-cancel":
+        return `${STUCK_GRACE_MS} ms after it was cancelled`;
+    }
   }
+}
+
+/** How often armed deadlines are checked, ms: they end a grace of seconds, so a tenth of a second is precise enough. */
+const DEADLINE_TICK_MS = 100;
+const armedDeadlines = new Set<RunDeadline>();
+let deadlineTicker: ReturnType<typeof setInterval> | undefined;
+
+/**
+ * Puts a deadline under the shared tick. The tick is kept while deadlines are armed (it also
+ * keeps the process alive for a run stuck on a promise nothing else holds open), and stops at the
+ * first tick with none: back-to-back runs reuse it.
+ */
+function watchDeadline(deadline: RunDeadline): void {
+  armedDeadlines.add(deadline);
+  deadlineTicker ??= setInterval(tickDeadlines, DEADLINE_TICK_MS);
+}
+
+function unwatchDeadline(deadline: RunDeadline): void {
+  armedDeadlines.delete(deadline);
+}
+
+function tickDeadlines(): void {
+  if (armedDeadlines.size === 0) {
+    clearInterval(deadlineTicker);
+    deadlineTicker = undefined;
+    return;
+  }
+  const now = performance.now();
+  // A deadline that fires leaves the set: walk a snapshot.
+  for (const deadline of [...armedDeadlines]) deadline.check(now);
 }
 
 /** What identifies one run, fixed before it starts. */
