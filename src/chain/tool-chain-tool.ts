@@ -440,13 +440,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // Opened right after the sandbox run is posted (or by a driver's first call, if that comes
     // sooner): host work before the post delays the chain by more than it costs (see
     // sandbox/isolate-runner.ts, startRun), after it the isolate's thread is still waking up.
-    let openedSession: InvokerSession | undefined;
     const sessionOf = (): InvokerSession =>
-      (openedSession ??= run.session =
-        this.invoker.openSession({
-          chainId,
-          ...(options.signal ? { signal: options.signal } : {}),
-        }));
+      (run.session ??= this.invoker.openSession({
+        chainId,
+        ...(options.signal ? { signal: options.signal } : {}),
+      }));
     const inFlight = new Set<Promise<InvocationResult>>();
     let output = "";
     const onProgress = options.onProgress;

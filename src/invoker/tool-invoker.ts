@@ -41,6 +41,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind } from "../kernel/check-option-shape.ts";
+import { fireHook } from "../kernel/fire-hook.ts";
 import {
   ChainRuntimeError,
   describeThrown,
@@ -63,7 +64,7 @@ import { checkBudget } from "./gates/check-budget.ts";
 import { checkCallable } from "./gates/check-callable.ts";
 import { executeWithTimeout, type ExecuteOutcome } from "./gates/execute-with-timeout.ts";
 import { lookupTool } from "./gates/lookup-tool.ts";
-import { normalizeArguments } from "./gates/normalize-arguments.ts";
+import { digestArguments, normalizeArguments } from "./gates/normalize-arguments.ts";
 import { effectiveRisk, requestApproval } from "./gates/request-approval.ts";
 import { resolveArtifactRefs } from "./gates/resolve-artifact-refs.ts";
 import { shapeResult } from "./gates/shape-result.ts";
@@ -149,9 +150,7 @@ class CallState {
   argsDigest(): string {
     if (this.digest !== undefined) return this.digest;
     if (this.args !== undefined) return digestJson(this.args);
-    const normalized = normalizeArguments(this.raw);
-    if (normalized.ok) return digestJson(normalized.args);
-    return digestJson(typeof this.raw === "string" ? this.raw : { $invalidArguments: typeof this.raw });
+    return digestArguments(this.raw);
   }
 }
 
@@ -497,18 +496,3 @@ function emitProgress(listener: ProgressListener, step: ProgressStep): void {
   }
 }
 
-async function fireHook<E extends "TOOL_START" | "TOOL_END">(
-  hooks: Hooks,
-  event: E,
-  payload: Parameters<NonNullable<Hooks[E]>>[0],
-): Promise<void> {
-  try {
-    await (hooks[event] as (payload: unknown) => void | Promise<void>)(payload);
-  } catch (error) {
-    try {
-      hooks.onHookError?.(error, event);
-    } catch {
-      // onHookError itself failed: nothing left to report to.
-    }
-  }
-}

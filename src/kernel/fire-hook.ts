@@ -16,7 +16,7 @@ export async function fireHook<E extends HookEvent>(hooks: Hooks | undefined, ev
 }
 
 /** Hands `error` to `hooks.onHookError`; a listener that throws is ignored (nothing is left to report to). */
-export function reportHookError(hooks: Hooks | undefined, error: unknown, event: HookEvent): void {
+function reportHookError(hooks: Hooks | undefined, error: unknown, event: HookEvent): void {
   try {
     hooks?.onHookError?.(error, event);
   } catch {

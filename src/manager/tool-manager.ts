@@ -57,7 +57,6 @@ import {
   ChainRuntimeError,
   canonicalJson,
   describeThrown,
-  digestJson,
   isChainTool,
   isHostedTool,
   isProviderDefinedTool,
@@ -70,7 +69,7 @@ import {
 import { cloneArguments } from "../invoker/clone-arguments.ts";
 import { checkBudget } from "../invoker/gates/check-budget.ts";
 import { executeWithTimeout } from "../invoker/gates/execute-with-timeout.ts";
-import { normalizeArguments } from "../invoker/gates/normalize-arguments.ts";
+import { digestArguments, normalizeArguments } from "../invoker/gates/normalize-arguments.ts";
 import { shapeResult } from "../invoker/gates/shape-result.ts";
 import { suggestNames } from "../kernel/suggest-names.ts";
 import { invocationFailure } from "../invoker/invocation-failure.ts";
@@ -313,8 +312,7 @@ export class ToolManager implements AsyncDisposable {
     session: InvokerSession,
     signal: AbortSignal | undefined,
   ): Promise<ToolCallResponse> {
-    const state = sessionStateOf(session);
-    if (state === undefined) throw new Error("the session is not an InvokerSession");
+    const state = stateOf(session);
     const providerCall = { id, type: tool.callTypes[0] ?? tool.name, name: tool.name, arguments: parseArguments(call.arguments) };
     const runner: Tool<Record<string, unknown>, unknown> = {
       name: tool.name,
@@ -383,6 +381,13 @@ export class ToolManager implements AsyncDisposable {
   }
 }
 
+/** The state behind `session`; the manager only ever holds sessions its invoker opened. */
+function stateOf(session: InvokerSession): SessionState {
+  const state = sessionStateOf(session);
+  if (state === undefined) throw new Error("the session is not an InvokerSession");
+  return state;
+}
+
 /**
  * A direct `run_chain` call: the chain tool's `execute` with the gates that make sense outside a
  * chain, counted and recorded in the session like a local call (see the module comment).
@@ -395,8 +400,7 @@ async function runChainCall(
   session: InvokerSession,
   signal: AbortSignal | undefined,
 ): Promise<ToolCallResponse> {
-  const state = sessionStateOf(session);
-  if (state === undefined) throw new Error("the session is not an InvokerSession");
+  const state = stateOf(session);
   const seq = state.seq++;
   const startedAt = Date.now();
   const started = performance.now();
@@ -407,12 +411,11 @@ async function runChainCall(
   } catch (error) {
     result = invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(error)}`);
   }
-  const raw = call.arguments;
   state.record({
     seq,
     callId: id,
     tool: name,
-    argsDigest: digestJson(normalized.ok ? normalized.args : typeof raw === "string" ? raw : { $invalidArguments: typeof raw }),
+    argsDigest: digestArguments(call.arguments, normalized),
     status: result.status,
     startedAt,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,

@@ -1,3 +1,4 @@
+import { describeKind } from "../kernel/check-option-shape.ts";
 import { ChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace, TraceCallEntry } from "./chain-trace.ts";
 import { checkChainTrace } from "./check-chain-trace.ts";
@@ -72,10 +73,4 @@ export function renderScriptWithMarker(source: string, line?: number): string {
       return `${marker} ${String(number).padStart(width)} | ${text}`.trimEnd();
     })
     .join("\n");
-}
-
-function describeKind(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }

@@ -1,4 +1,4 @@
-import type { InvocationFailure } from "../../kernel/index.ts";
+import { digestJson, type InvocationFailure } from "../../kernel/index.ts";
 import { cloneArguments, MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_NODES } from "../clone-arguments.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 
@@ -43,6 +43,16 @@ export function normalizeArguments(raw: unknown): NormalizedArguments {
   const copy = cloneArguments(value);
   if (!copy.ok) return fail(`Arguments must be plain JSON data: ${copy.reason}.`);
   return { ok: true, args: copy.value as Record<string, unknown> };
+}
+
+/**
+ * The digest a call's record gives its arguments: of the normalised copy when they are valid,
+ * else of the text as sent (or of what kind of value was sent instead), so a refused call is
+ * recorded, and matched on replay, by what it asked.
+ */
+export function digestArguments(raw: unknown, normalized: NormalizedArguments = normalizeArguments(raw)): string {
+  if (normalized.ok) return digestJson(normalized.args);
+  return digestJson(typeof raw === "string" ? raw : { $invalidArguments: typeof raw });
 }
 
 function fail(text: string): NormalizedArguments {
