@@ -16,6 +16,9 @@
  *   for dead, killed and worn-out children are spawned in the background.
  * - One chain per child at a time; a child that died, was killed by the host's timer or was
  *   cancelled by force is dropped, never reused. Other chains are untouched.
+ * - A run is repeated only when nothing of it can have happened: its child was killed from
+ *   outside (not by a fault of its own) within {@link LOST_RUN_RETRY_WINDOW_MS} of getting it and
+ *   before sending any call, output or clock reading. Once, on another child.
  * - After {@link ProcessSandboxDriver.close} no child is left and `run` rejects with
  *   `SANDBOX_FAILED`.
  * @module
@@ -35,6 +38,12 @@ const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileUR
 const MAX_START_FAILURES = 3;
 /** How long an idle child beyond `processes` lingers before it is retired, ms. */
 const EXTRA_IDLE_MS = 10_000;
+/**
+ * How soon after a child was handed a run its death by an outside signal, with nothing heard
+ * about the run, makes the run go to another child once, ms: the child was gone or going when
+ * it got the run. Later, the run is the child's: a retry could double a chain's time.
+ */
+const LOST_RUN_RETRY_WINDOW_MS = 250;
 
 /** Options of a {@link ProcessSandboxDriver}. */
 export interface ProcessSandboxDriverOptions {
@@ -88,6 +97,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
   readonly #nesting = new RunNesting();
   readonly #spinWaitUs: number;
   #spawned = 0;
+  #lostRuns = 0;
   #startFailures = 0;
   #closed = false;
 
@@ -121,6 +131,11 @@ export class ProcessSandboxDriver implements SandboxDriver {
     return this.#spawned;
   }
 
+  /** Runs moved to another child because theirs was killed from outside before it said anything (a debugging and test aid). */
+  get lostRunCount(): number {
+    return this.#lostRuns;
+  }
+
   /** Process ids of the live children (a debugging and test aid). */
   pids(): number[] {
     return [...this.#children].filter((child) => child.state !== "exited").map((child) => child.pid);
@@ -135,9 +150,15 @@ export class ProcessSandboxDriver implements SandboxDriver {
   /**
    * Runs one script in a fresh context inside a child process. Never rejects for script
    * behaviour (a child's death is an outcome); rejects with `ChainRuntimeError`
-   * `SANDBOX_FAILED` after {@link close} or when no child can be started.
+   * `SANDBOX_FAILED` after {@link close} or when no child can be started. A run whose child was
+   * killed from outside within 250 ms of getting it, before the child said anything about it
+   * (no call, no output), runs once more on another child: nothing of it had happened.
    */
-  async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
+  run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
+    return this.#run(request, true);
+  }
+
+  async #run(request: SandboxRunRequest, mayRetry: boolean): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
     if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
     // A run started from inside a tool call of this driver's runs (a tool that runs a chain):
@@ -153,11 +174,26 @@ export class ProcessSandboxDriver implements SandboxDriver {
       return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
     }
     if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+    const runStart = performance.now();
+    let outcome: SandboxRunOutcome;
     try {
-      return await child.run(this.#nesting.within(request, depth));
+      outcome = await child.run(this.#nesting.within(request, depth));
     } finally {
       this.#release(child);
     }
+    // A child killed from outside (the OOM killer, a stray signal) while idle, or the moment it
+    // was handed the run, took the run with it before a word about it came back: no call reached
+    // the host, so running it once more, on another child, repeats nothing.
+    const lost = performance.now() - runStart;
+    if (!mayRetry || !child.killedBeforeHeard || lost > LOST_RUN_RETRY_WINDOW_MS || this.#closed || request.signal?.aborted === true) return outcome;
+    this.#lostRuns++;
+    let retry: SandboxRunOutcome;
+    try {
+      retry = await this.#run(request, false);
+    } catch {
+      return outcome; // no child to be had (closed meanwhile, or none starts): the first death stands
+    }
+    return { ...retry, wallMs: retry.wallMs + lost };
   }
 
   /**

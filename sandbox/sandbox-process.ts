@@ -84,6 +84,8 @@ interface ActiveRun {
   readonly outputCap: number;
   outputBytes: number;
   killReason: KillReason | undefined;
+  /** Whether the child has sent anything about this run (a call, a log line, a clock reading, the outcome). */
+  heard: boolean;
   timers: ReturnType<typeof setTimeout>[];
   onAbort: (() => void) | undefined;
 }
@@ -93,6 +95,8 @@ const STDERR_TAIL_BYTES = 4_096;
 const REAP_FALLBACK_MS = 1_000;
 /** How long a retired child may take to exit on its own before SIGKILL, ms. */
 const RETIRE_GRACE_MS = 2_000;
+/** Signals a process raises on itself (V8's fatal abort, a crash): a death by one is the run's, or the child's, own fault. */
+const SELF_INFLICTED_SIGNALS: ReadonlySet<NodeJS.Signals> = new Set(["SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP", "SIGSYS"]);
 
 /** One supervised sandbox child; see the module comment. */
 export class SandboxProcess {
@@ -120,6 +124,7 @@ export class SandboxProcess {
   #preparedWaiters: (() => void)[] = [];
   /** Set by {@link kill}: nothing may unref the process while its exit is awaited. */
   #killed = false;
+  #killedFromOutside = false;
 
   /** Spawns the child; watch {@link ready}. */
   constructor(options: SandboxProcessOptions) {
@@ -191,6 +196,15 @@ export class SandboxProcess {
     for (const resolve of this.#preparedWaiters.splice(0)) resolve();
   }
 
+  /**
+   * True when the last run ended because something outside killed the process (a signal other
+   * than a fault of its own) before the child said anything about the run: no call reached the
+   * host, no output, no outcome. Such a run had no effect anywhere, so it can be run again.
+   */
+  get killedBeforeHeard(): boolean {
+    return this.#killedFromOutside;
+  }
+
   /** The chain id of the run in progress, if any. */
   get chainId(): string | undefined {
     return this.#active?.request.chainId;
@@ -221,6 +235,7 @@ export class SandboxProcess {
       outputCap: limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8,
       outputBytes: 0,
       killReason: undefined,
+      heard: false,
       timers: [],
       onAbort: undefined,
     };
@@ -316,6 +331,7 @@ export class SandboxProcess {
       case PROCESS_MESSAGE_KIND.calls: {
         spinWait.end();
         const run = this.#active;
+        if (run !== undefined) run.heard = true;
         const calls = message.calls;
         for (let i = 0; i < calls.length && run !== undefined; i += CALL_FIELDS) {
           this.#onCall(run, calls[i] as number, calls[i + 1] as string, calls[i + 2] as string, calls[i + 3] as string | null);
@@ -323,11 +339,13 @@ export class SandboxProcess {
         return;
       }
       case FRAME_KIND.clock:
+        if (this.#active !== undefined) this.#active.heard = true;
         forwardClock(this.#active?.request, message.readings);
         return;
       case FRAME_KIND.log: {
         const run = this.#active;
         if (run === undefined) return;
+        run.heard = true;
         const line = boundLogLine(message.text, run.outputBytes, run.outputCap, OUTPUT_TRUNCATED_MARKER.length);
         if (line === undefined) return;
         run.outputBytes = line.counted;
@@ -494,6 +512,7 @@ export class SandboxProcess {
         const guard = guardReasonIn(this.#stderrTail);
         if (guard !== undefined) return { ...killOutcome(guard, limits), ...stats };
         const fault = this.#channelFault === undefined ? "" : ` (${this.#channelFault})`;
+        this.#killedFromOutside = !run.heard && signal !== null && !SELF_INFLICTED_SIGNALS.has(signal) && this.#stderrHint(false) === "";
         return {
           status: "error",
           error: { phase: "limit", name: "SandboxError", message: `the sandbox process died: ${describeExit(code, signal)}${fault}${this.#stderrHint(false)}` },

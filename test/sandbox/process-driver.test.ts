@@ -277,6 +277,63 @@ describe("ProcessSandboxDriver pool", () => {
     }
   });
 
+  it("runs a chain again on another child when its idle child was killed from outside as it got the run", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      const [idle] = driver.pids();
+      // Killed while idle; the host has not seen the exit yet when the run is handed to it.
+      process.kill(idle!, "SIGKILL");
+      const outcome = await runOn(driver, "console.log('ran'); return (await tools.echo({ n: 1 })).text;", { limits: { memoryLimitMb: 32 } });
+      expect(outcome.status).toBe("ok");
+      expect(outcome.returnJson).toBe(JSON.stringify('{"n":1}'));
+      expect(outcome.calls.map((call) => call.argsJson)).toEqual(['{"n":1}']);
+      expect(outcome.logs).toEqual([{ level: "log", text: "ran" }]);
+      expect(driver.lostRunCount).toBe(1);
+      expect(driver.spawnCount).toBe(2);
+      expect(driver.pids()).not.toContain(idle);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it("runs a chain once only: a child killed after a call of its run reached the host ends the run", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 2, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      const chainId = "killed-after-call";
+      const outcome = await runOn(driver, "await tools.echo({ once: true }); return 1;", {
+        chainId,
+        limits: { memoryLimitMb: 32 },
+        onToolCall: () => {
+          killChild(driver, chainId, "SIGKILL");
+          return never();
+        },
+      });
+      expect(outcome.error?.message).toBe("the sandbox process died: signal SIGKILL");
+      expect(outcome.calls).toHaveLength(1);
+      expect(driver.lostRunCount).toBe(0);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it("does not run a chain again when its child died of a fault of its own (SIGABRT)", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 2, maxProcesses: 2, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      // A fault of the child's own: as V8's abort on an allocation it cannot make.
+      for (const pid of driver.pids()) process.kill(pid, "SIGABRT");
+      const faulted = await runOn(driver, "return 1;", { limits: { memoryLimitMb: 32 } });
+      expect(faulted.error?.message).toMatch(/^the sandbox process died: signal SIGABRT/);
+      expect(driver.lostRunCount).toBe(0);
+      await driver.warm();
+      expect((await runOn(driver, "return 3;", { limits: { memoryLimitMb: 32 } })).returnJson).toBe("3");
+    } finally {
+      await driver.close();
+    }
+  });
+
   it("close() kills every child, ends a run in progress and refuses later runs with SANDBOX_FAILED", async () => {
     const driver = new ProcessSandboxDriver({ processes: 1, memoryLimitMb: 32 });
     await driver.warm();
