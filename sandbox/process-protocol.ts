@@ -17,6 +17,7 @@
  *            ◀── tool-calls | console-log         (any number, as they happen)
  *  tool-results                                 ──▶
  *  chain-cancel                                 ──▶ (request.signal aborted)
+ *            ◀── chain-return-part {text}         (only a return value too large for one frame, in pieces)
  *            ◀── chain-outcome {outcome}
  *            ◀── child-ready                      (the next context is prepared)
  * ```
@@ -43,6 +44,8 @@ export const PROCESS_MESSAGE_KIND = Object.freeze({
   cancel: "chain-cancel",
   /** child → host: the chain ended. */
   outcome: "chain-outcome",
+  /** child → host: one piece of a return value too large for one frame, sent just before its `chain-outcome`. */
+  returnPart: "chain-return-part",
   /** child → host: the calls of one entry into the isolate. */
   calls: "tool-calls",
   /** host → child: results, as many as the host had in one tick. */
@@ -77,10 +80,45 @@ export interface ChainCancelMessage {
   readonly kind: typeof PROCESS_MESSAGE_KIND.cancel;
 }
 
-/** child → host: how the chain ended, as the child's runner reported it. */
+/**
+ * child → host: how the chain ended, as the child's runner reported it. A return value too large
+ * for one frame comes first as {@link ChainReturnPartMessage}s, in order, and the outcome then
+ * holds no `returnJson` but `returnParts`, their number.
+ */
 export interface ChainOutcomeMessage {
   readonly kind: typeof PROCESS_MESSAGE_KIND.outcome;
   readonly outcome: SandboxRunOutcome;
+  /** How many `chain-return-part` messages before this one make up `outcome.returnJson`. */
+  readonly returnParts?: number;
+}
+
+/** child → host: a piece of the run's return value (JSON text), cut between UTF-16 code points. */
+export interface ChainReturnPartMessage {
+  readonly kind: typeof PROCESS_MESSAGE_KIND.returnPart;
+  readonly text: string;
+}
+
+/**
+ * Length of each piece of a return value sent in parts, UTF-16 units: at most 3 bytes of UTF-8
+ * each, so a piece stays under {@link MAX_FRAME_BYTES} whatever its characters.
+ */
+export const RETURN_PART_CHARS = Math.floor((MAX_FRAME_BYTES - 64 * 1024) / 3);
+
+/**
+ * `text` cut into pieces of at most {@link RETURN_PART_CHARS} units, never between the two
+ * halves of a surrogate pair (each piece must be well-formed to cross as UTF-8).
+ */
+export function splitReturnJson(text: string, partChars = RETURN_PART_CHARS): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(start + partChars, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff && end - 1 > start) end--;
+    parts.push(text.slice(start, end));
+    start = end;
+  }
+  return parts;
 }
 
 /**
@@ -171,7 +209,7 @@ function encodedSizeBound(value: unknown): number {
 export type HostMessage = ChildInitMessage | ChainRunMessage | ChainCancelMessage | ToolResultsMessage;
 
 /** Everything a child sends. */
-export type ChildMessage = ChildReadyMessage | ChainOutcomeMessage | ToolCallsMessage | LogFrame | ClockFrame;
+export type ChildMessage = ChildReadyMessage | ChainOutcomeMessage | ChainReturnPartMessage | ToolCallsMessage | LogFrame | ClockFrame;
 
 const OUTCOME_STATUSES: ReadonlySet<unknown> = new Set(["ok", "error", "timeout", "cancelled"]);
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null;
@@ -219,7 +257,9 @@ export function isChildMessage(value: unknown): value is ChildMessage {
     case PROCESS_MESSAGE_KIND.ready:
       return true;
     case PROCESS_MESSAGE_KIND.outcome:
-      return isOutcome(value["outcome"]);
+      return isOutcome(value["outcome"]) && (value["returnParts"] === undefined || (Number.isSafeInteger(value["returnParts"]) && (value["returnParts"] as number) > 0));
+    case PROCESS_MESSAGE_KIND.returnPart:
+      return typeof value["text"] === "string";
     default:
       return false;
   }

@@ -86,6 +86,12 @@ interface ActiveRun {
   killReason: KillReason | undefined;
   /** Whether the child has sent anything about this run (a call, a log line, a clock reading, the outcome). */
   heard: boolean;
+  /** Pieces of a return value too large for one frame, as they came (see `chain-return-part`). */
+  returnParts: string[];
+  /** Their total length, UTF-16 units. */
+  returnChars: number;
+  /** Set when the child broke the protocol: it is being killed, and nothing more it sends counts. */
+  faulted: boolean;
   timers: ReturnType<typeof setTimeout>[];
   onAbort: (() => void) | undefined;
 }
@@ -156,7 +162,7 @@ export class SandboxProcess {
     this.#channel = new ProcessChannel<ChildMessage, HostMessage>(pipe, isChildMessage, {
       onMessage: (message) => this.#onMessage(message),
       onClose: (reason) => {
-        if (reason !== undefined) this.#channelFault = reason;
+        if (reason !== undefined) this.#channelFault ??= reason; // the first fault is the cause
         // The child cannot be told anything any more: make sure it is gone.
         if (this.#state !== "exited" && !this.#retired) this.#child.kill("SIGKILL");
       },
@@ -236,6 +242,9 @@ export class SandboxProcess {
       outputBytes: 0,
       killReason: undefined,
       heard: false,
+      returnParts: [],
+      returnChars: 0,
+      faulted: false,
       timers: [],
       onAbort: undefined,
     };
@@ -357,11 +366,33 @@ export class SandboxProcess {
         }
         return;
       }
+      case PROCESS_MESSAGE_KIND.returnPart: {
+        const run = this.#active;
+        if (run === undefined || run.killReason !== undefined || run.faulted) return;
+        run.heard = true;
+        run.returnChars += message.text.length;
+        // JSON.stringify ran in the isolate: its text fits in the isolate's heap, one byte or more a unit.
+        if (run.returnChars > run.request.limits.memoryLimitMb * 1024 * 1024) {
+          this.#fault(run, `the child sent a return value longer than its ${run.request.limits.memoryLimitMb} MB isolate could hold`);
+          return;
+        }
+        run.returnParts.push(message.text);
+        return;
+      }
       case PROCESS_MESSAGE_KIND.outcome: {
         spinWait.end();
         const run = this.#active;
-        if (run === undefined || run.killReason !== undefined) return;
-        this.#finish(run, { ...message.outcome, wallMs: performance.now() - run.started });
+        if (run === undefined || run.killReason !== undefined || run.faulted) return;
+        const parts = run.returnParts;
+        run.returnParts = [];
+        const outcome: SandboxRunOutcome = { ...message.outcome, wallMs: performance.now() - run.started };
+        if (message.returnParts === undefined) {
+          this.#finish(run, outcome);
+        } else if (message.returnParts === parts.length) {
+          this.#finish(run, { ...outcome, returnJson: parts.join("") });
+        } else {
+          this.#fault(run, `the child announced a return value of ${message.returnParts} pieces and sent ${parts.length}`);
+        }
         return;
       }
       case PROCESS_MESSAGE_KIND.ready:
@@ -378,7 +409,7 @@ export class SandboxProcess {
   }
 
   #onCall(run: ActiveRun, callIndex: number, tool: string, argsJson: string, refusal: string | null): void {
-    if (this.#active !== run || run.killReason !== undefined || run.pending.has(callIndex)) return;
+    if (this.#active !== run || run.killReason !== undefined || run.faulted || run.pending.has(callIndex)) return;
     run.pending.add(callIndex);
     run.calls ??= new AbortController();
     let answer: Promise<InvocationResult>;
@@ -438,6 +469,14 @@ export class SandboxProcess {
    */
   #childSpin(): number {
     return spinWait.coreFree ? this.#spinWaitUs : 0;
+  }
+
+  /** The child broke the protocol during `run`: nothing more it says counts; it is killed and the run ends as its death, naming `reason`. */
+  #fault(run: ActiveRun, reason: string): void {
+    run.faulted = true;
+    run.returnParts = [];
+    this.#channelFault ??= reason;
+    this.#child.kill("SIGKILL");
   }
 
   #kill(run: ActiveRun, reason: KillReason): void {

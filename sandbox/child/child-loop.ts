@@ -36,7 +36,9 @@ import {
   isHostMessage,
   PROCESS_MESSAGE_KIND,
   RESULT_FIELDS,
+  RETURN_PART_CHARS,
   splitBatch,
+  splitReturnJson,
   type ChainRunMessage,
   type ChildMessage,
   type HostMessage,
@@ -140,11 +142,21 @@ export class ChildLoop {
   }
 
   /**
-   * Sends a run's outcome. One the pipe cannot carry (a return value near `MAX_FRAME_BYTES`) is
-   * replaced by an error outcome that says so: a throw here would end the child.
+   * Sends a run's outcome; a return value longer than one frame can surely carry goes first, in
+   * pieces (the host joins them, as large as the isolate could make it). An outcome the pipe
+   * still cannot carry is replaced by an error outcome that says so: a throw here would end the
+   * child.
    */
   #sendOutcome(outcome: SandboxRunOutcome): void {
     try {
+      const returnJson = outcome.returnJson;
+      if (returnJson !== undefined && returnJson.length > RETURN_PART_CHARS) {
+        const parts = splitReturnJson(returnJson);
+        for (const text of parts) this.#channel.send({ kind: PROCESS_MESSAGE_KIND.returnPart, text });
+        const { returnJson: _sent, ...rest } = outcome;
+        this.#channel.send({ kind: PROCESS_MESSAGE_KIND.outcome, outcome: rest, returnParts: parts.length });
+        return;
+      }
       this.#channel.send({ kind: PROCESS_MESSAGE_KIND.outcome, outcome });
       return;
     } catch (error) {

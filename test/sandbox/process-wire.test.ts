@@ -5,7 +5,15 @@ import { FRAME_KIND } from "../../src/bridge/protocol.ts";
 import type { InvocationResult } from "../../src/kernel/index.ts";
 import { ChildLoop } from "../../sandbox/child/child-loop.ts";
 import { ProcessChannel } from "../../sandbox/process-channel.ts";
-import { CALL_FIELDS, isChildMessage, PROCESS_MESSAGE_KIND, type ChildMessage, type HostMessage } from "../../sandbox/process-protocol.ts";
+import {
+  CALL_FIELDS,
+  isChildMessage,
+  PROCESS_MESSAGE_KIND,
+  RETURN_PART_CHARS,
+  splitReturnJson,
+  type ChildMessage,
+  type HostMessage,
+} from "../../sandbox/process-protocol.ts";
 import { getPreludeSource } from "../../sandbox/prelude-bundle.ts";
 import { SandboxProcess } from "../../sandbox/sandbox-process.ts";
 import { MAX_SPIN_WAIT_US, spinWait } from "../../sandbox/spin-wait.ts";
@@ -116,6 +124,20 @@ describe("sandbox child wire", () => {
     expect(spinWait.spinning).toBe(false);
   });
 
+  it("sends a return value longer than one frame can carry in pieces before its outcome", async () => {
+    const child = childOnPipe();
+    close = child.close;
+    child.host.send({ kind: PROCESS_MESSAGE_KIND.init, memoryLimitMb: 256, maxRunsPerIsolate: 10, preludeSource: getPreludeSource() });
+    await child.next(PROCESS_MESSAGE_KIND.ready);
+    startChain(child.host, `return "é".repeat(${RETURN_PART_CHARS + 10});`, { ...LIMITS, memoryLimitMb: 256 });
+    const outcome = await child.next(PROCESS_MESSAGE_KIND.outcome);
+    const parts = child.received.filter((message) => message.kind === PROCESS_MESSAGE_KIND.returnPart).map((message) => message.text);
+    expect(outcome).toMatchObject({ outcome: { status: "ok" }, returnParts: 2 });
+    expect(outcome.kind === PROCESS_MESSAGE_KIND.outcome && outcome.outcome.returnJson).toBeFalsy();
+    expect(parts.map((text) => text.length)).toEqual([RETURN_PART_CHARS, 12]);
+    expect(parts.join("")).toBe(JSON.stringify("é".repeat(RETURN_PART_CHARS + 10)));
+  }, 30_000);
+
   it("keeps the script's order of calls and console lines, a large text's bytes decoded", async () => {
     const child = childOnPipe();
     close = child.close;
@@ -138,6 +160,54 @@ describe("sandbox child wire", () => {
 });
 
 const FAKE_CHILD = fileURLToPath(new URL("../fixtures/sandbox/batch-recording-child.ts", import.meta.url));
+const RETURN_PART_CHILD = fileURLToPath(new URL("../fixtures/sandbox/return-part-child.ts", import.meta.url));
+
+/** Runs the return-part child with `script` ({@link RETURN_PART_CHILD}'s format) under a `memoryLimitMb` MB limit. */
+async function returnInParts(script: { parts: number[]; announce: number }, memoryLimitMb: number): Promise<SandboxRunOutcome> {
+  const sandbox = new SandboxProcess({ entry: RETURN_PART_CHILD, memoryLimitMb, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
+  try {
+    await sandbox.ready;
+    return await sandbox.run({ ...RUN, limits: { ...LIMITS, memoryLimitMb }, script: JSON.stringify(script), onToolCall: () => Promise.reject(new Error("no calls here")) });
+  } finally {
+    sandbox.kill();
+    await sandbox.exited;
+  }
+}
+
+describe("return values in pieces", () => {
+  it("cuts a text into pieces of at most the given length, never inside a surrogate pair", () => {
+    const text = "ab😀cd😀😀e";
+    for (let size = 2; size <= text.length; size++) {
+      const parts = splitReturnJson(text, size);
+      expect(parts.join("")).toBe(text);
+      for (const part of parts) {
+        expect(part.length).toBeGreaterThan(0);
+        expect(part.length).toBeLessThanOrEqual(size);
+        expect(part.isWellFormed()).toBe(true);
+      }
+    }
+    expect(splitReturnJson("")).toEqual([]);
+  });
+
+  it("joins the pieces a child sends into the outcome's return value", async () => {
+    const outcome = await returnInParts({ parts: [3, 5, 1], announce: 3 }, 8);
+    expect(outcome).toMatchObject({ status: "ok", returnJson: "x".repeat(9) });
+  });
+
+  it("ends the run when a child claims another number of pieces than it sent", async () => {
+    const outcome = await returnInParts({ parts: [3, 5], announce: 3 }, 8);
+    expect(outcome.status).toBe("error");
+    expect(outcome.error?.message).toMatch(/announced a return value of 3 pieces and sent 2/);
+    expect(outcome.returnJson).toBeUndefined();
+  });
+
+  it("ends the run when a child sends more return value than its isolate's heap could have held", async () => {
+    const outcome = await returnInParts({ parts: [600_000, 600_000], announce: 2 }, 1);
+    expect(outcome.status).toBe("error");
+    expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError" });
+    expect(outcome.error?.message).toMatch(/longer than its 1 MB isolate could hold/);
+  });
+});
 
 /** Runs `calls` through a {@link SandboxProcess} whose child records the result messages it gets. */
 async function resultBatches(calls: [string, string][], answer: (call: SandboxToolCall) => Promise<InvocationResult>): Promise<unknown> {

@@ -10,6 +10,7 @@
  * large allocation, laverdet/isolated-vm#457 and #527): they run only with the process driver.
  * test/security/in-process-abort.test.ts shows the abort in a child process.
  */
+import { createHash } from "node:crypto";
 import { expect } from "vitest";
 import { defineTool } from "../../src/index.ts";
 import { runAttackTable } from "./attack-table.ts";
@@ -117,13 +118,13 @@ const attacks: Attack[] = [
   {
     name: "a 65 MiB return value",
     code: 'return "x".repeat(65 * 1024 * 1024);',
-    policy: { ...MEMORY, memoryLimitMb: 512 },
-    // In-process it is stored as an artifact; the process driver's pipe carries up to 64 MiB, so
-    // the child says so (it used to die on the oversized message).
-    expected: { status: ["ok", "error"], phase: "runtime", name: "RangeError" },
+    // Room to spare on CPU: the point is the size (copying 65 MiB out took past 3 s on a loaded machine).
+    policy: { cpuTimeMs: 10_000, totalTimeoutMs: 15_000, memoryLimitMb: 512 },
+    // Stored as an artifact by either driver: past one 64 MiB frame, the process driver's child
+    // sends it in pieces (it used to die on the oversized message, then to refuse it).
+    expected: { status: "ok" },
     check: (r) => {
-      if (r.status === "ok") expect(r.returnArtifactRef).toMatch(/^sha256:/);
-      else expect(r.error).toMatchObject({ phase: "runtime", name: "RangeError", message: expect.stringMatching(/too large for the sandbox pipe/) });
+      expect(r.returnArtifactRef).toBe(`sha256:${createHash("sha256").update(JSON.stringify("x".repeat(65 * 1024 * 1024))).digest("hex")}`);
     },
   },
   {
