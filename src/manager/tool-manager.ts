@@ -12,7 +12,8 @@
  *     3 round cap    calls past maxCallsPerRound → error response each
  *     4 take-control >1 call and one takes control → nothing runs; every call is told why
  *     5 dispatch     all in parallel, each by kind:
- *                      provider-defined → handleCall (bounded by callTimeoutMs)
+ *                      provider-defined → handleCall (bounded by callTimeoutMs; counted and
+ *                                         recorded as below for run_chain)
  *                      hosted           → skipped (the provider runs it)
  *                      run_chain        → the chain tool's execute (see "run_chain" below)
  *                      local            → ToolInvoker.invoke (every policy gate)
@@ -44,6 +45,13 @@
  *   `totalTimeoutMs`: by default 300 s against 60 s per call); the invoker's `TOOL_START`/`TOOL_END`
  *   hooks, which only the invoker can fire (the chain tool fires its own `CHAIN_START`/`CHAIN_END`
  *   and its calls' hooks).
+ *
+ * Provider-defined tools (a local shell answering the provider's `shell_call`) run here, with
+ * effects like a local tool's: a closed session refuses them, each call counts against the
+ * session's budget and is recorded in `session.trace`, every outcome; `handleCall` gets the
+ * provider's call shape and is bounded by `callTimeoutMs`. Risk, approval and schema validation
+ * are the invoker's and do not apply (the tool has no `risk` or `inputSchema`; the provider
+ * defines the call).
  *
  * Dedup follows the seed: duplicates are filtered out and get no response of their own. A
  * provider that requires an answer for every tool-call id should send the kept call's response
@@ -305,7 +313,8 @@ export class ToolManager implements AsyncDisposable {
     }
   }
 
-  async #handleProviderCall(
+  /** A provider-defined call: `handleCall` with the provider's call shape, bounded by `callTimeoutMs`, counted and recorded (see {@link runCounted}). */
+  #handleProviderCall(
     tool: ProviderDefinedTool,
     call: ToolCall,
     id: string,
@@ -313,38 +322,16 @@ export class ToolManager implements AsyncDisposable {
     signal: AbortSignal | undefined,
   ): Promise<ToolCallResponse> {
     const state = stateOf(session);
-    const providerCall = { id, type: tool.callTypes[0] ?? tool.name, name: tool.name, arguments: parseArguments(call.arguments) };
-    const runner: Tool<Record<string, unknown>, unknown> = {
-      name: tool.name,
-      description: tool.description,
-      inputSchema: { type: "object" },
-      execute: (_args, ctx) => tool.handleCall(providerCall, ctx),
-    };
-    const outcome = await executeWithTimeout({
-      tool: runner,
-      args: {},
-      chainId: state.id,
-      callId: id,
-      timeoutMs: state.policy.callTimeoutMs,
-      session: state,
-      signal,
+    return runCounted(tool.name, call, id, state, async () => {
+      const providerCall = { id, type: tool.callTypes[0] ?? tool.name, name: tool.name, arguments: parseArguments(call.arguments) };
+      const runner: Tool<Record<string, unknown>, unknown> = {
+        name: tool.name,
+        description: tool.description,
+        inputSchema: { type: "object" },
+        execute: (_args, ctx) => tool.handleCall(providerCall, ctx),
+      };
+      return executeDirect(runner, tool.name, {}, id, state, signal, state.policy.callTimeoutMs);
     });
-    let result: InvocationResult;
-    switch (outcome.kind) {
-      case "returned":
-        result = await shapeResult(outcome.value, tool.name, state);
-        break;
-      case "threw":
-        result = invocationFailure("TOOL_ERROR", `Tool "${tool.name}" failed: ${describeThrown(outcome.error)}`);
-        break;
-      case "timeout":
-        result = invocationFailure("TIMEOUT", `Tool "${tool.name}" did not finish within ${outcome.timeoutMs} ms (callTimeoutMs).`);
-        break;
-      case "cancelled":
-        result = invocationFailure("CANCELLED", `The call of "${tool.name}" was cancelled.`);
-        break;
-    }
-    return resultResponse(id, tool.name, result);
   }
 
   #unavailable(name: string, tool: AnyTool | undefined, available: ReadonlySet<string>): InvocationResult {
@@ -389,25 +376,26 @@ function stateOf(session: InvokerSession): SessionState {
 }
 
 /**
- * A direct `run_chain` call: the chain tool's `execute` with the gates that make sense outside a
- * chain, counted and recorded in the session like a local call (see the module comment).
+ * A call the manager runs itself (a direct `run_chain`, a provider-defined tool), with the
+ * invoker's gates that make sense for it: a closed session → `CANCELLED`, the session's budget
+ * (one call, counted as the invoker counts), then `body`; every outcome recorded in the
+ * session's trace like a local call's.
  */
-async function runChainCall(
-  tool: AnyTool,
+async function runCounted(
   name: string,
   call: ToolCall,
   id: string,
-  session: InvokerSession,
-  signal: AbortSignal | undefined,
+  state: SessionState,
+  body: (normalized: ReturnType<typeof normalizeArguments>) => Promise<InvocationResult>,
 ): Promise<ToolCallResponse> {
-  const state = stateOf(session);
   const seq = state.seq++;
   const startedAt = Date.now();
   const started = performance.now();
   const normalized = normalizeArguments(call.arguments);
   let result: InvocationResult;
   try {
-    result = await runChainGates(tool as unknown as Tool<Record<string, unknown>, unknown>, name, normalized, id, state, signal);
+    if (state.closed) result = invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`);
+    else result = checkBudget(state) ?? (await body(normalized));
   } catch (error) {
     result = invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(error)}`);
   }
@@ -424,27 +412,32 @@ async function runChainCall(
   return resultResponse(id, name, result);
 }
 
-async function runChainGates(
+/** A direct `run_chain` call: the chain tool's `execute` on object arguments, with no per-call timeout (the chain ends itself at its own `totalTimeoutMs`). */
+function runChainCall(tool: AnyTool, name: string, call: ToolCall, id: string, session: InvokerSession, signal: AbortSignal | undefined): Promise<ToolCallResponse> {
+  const state = stateOf(session);
+  return runCounted(name, call, id, state, (normalized) =>
+    normalized.ok ? executeDirect(tool as unknown as Tool<Record<string, unknown>, unknown>, name, normalized.args, id, state, signal, 0) : Promise.resolve(normalized.failure),
+  );
+}
+
+/** Runs `tool` through the invoker's execution gate (`timeoutMs` 0: none) and shapes what it returns as the invoker does. */
+async function executeDirect(
   tool: Tool<Record<string, unknown>, unknown>,
   name: string,
-  normalized: ReturnType<typeof normalizeArguments>,
+  args: Record<string, unknown>,
   id: string,
   state: SessionState,
   signal: AbortSignal | undefined,
+  timeoutMs: number,
 ): Promise<InvocationResult> {
-  if (state.closed) return invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`);
-  const overBudget = checkBudget(state);
-  if (overBudget) return overBudget;
-  if (!normalized.ok) return normalized.failure;
-  // No per-call timeout: the chain ends itself at its own totalTimeoutMs.
-  const outcome = await executeWithTimeout({ tool, args: normalized.args, chainId: state.id, callId: id, timeoutMs: 0, session: state, signal });
+  const outcome = await executeWithTimeout({ tool, args, chainId: state.id, callId: id, timeoutMs, session: state, signal });
   switch (outcome.kind) {
     case "returned":
       return shapeResult(outcome.value, name, state);
     case "threw":
       return invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(outcome.error)}`);
     case "timeout":
-      return invocationFailure("TIMEOUT", `Tool "${name}" did not finish within ${outcome.timeoutMs} ms.`);
+      return invocationFailure("TIMEOUT", `Tool "${name}" did not finish within ${outcome.timeoutMs} ms (callTimeoutMs).`);
     case "cancelled":
       return invocationFailure("CANCELLED", `The call of "${name}" was cancelled.`);
   }

@@ -235,6 +235,37 @@ describe("ToolManager.executeSelectedTools", () => {
     expect(second[0]?.result).toMatchObject({ code: "BUDGET_EXCEEDED" });
     expect(session.trace).toHaveLength(2);
   });
+
+  it("counts and records provider-defined calls like local ones: budget, closed session, trace", async () => {
+    const ran: unknown[] = [];
+    const shell: ProviderDefinedTool = {
+      name: "shell",
+      description: "runs commands",
+      providerSpecs: { openai: { type: "shell" } },
+      callTypes: ["shell_call"],
+      async handleCall(call) {
+        ran.push(call.arguments);
+        return { content: [{ type: "text", text: "exit 0" }] };
+      },
+    };
+    const { manager, invoker } = setup([shell, echoTool("a")]);
+    const session = invoker.openSession({ policy: { maxToolCalls: 2 } });
+    const [first] = await manager.executeSelectedTools([{ id: "s1", name: "shell", arguments: '{"cmd":"ls"}' }], { session });
+    const [second] = await manager.executeSelectedTools([{ id: "a1", name: "a", arguments: {} }], { session });
+    const [third] = await manager.executeSelectedTools([{ id: "s2", name: "shell", arguments: '{"cmd":"rm -rf /tmp/x"}' }], { session });
+    expect([first?.status, second?.status]).toEqual(["ok", "ok"]);
+    expect(third).toMatchObject({ status: "error", result: { code: "BUDGET_EXCEEDED" } });
+    expect(ran).toEqual([{ cmd: "ls" }]); // the call past the budget never reached handleCall
+    expect(session.trace.map((r) => [r.callId, r.tool, r.status, r.code])).toEqual([
+      ["s1", "shell", "ok", undefined],
+      ["a1", "a", "ok", undefined],
+      ["s2", "shell", "error", "BUDGET_EXCEEDED"],
+    ]);
+    await session.close();
+    const [closed] = await manager.executeSelectedTools([{ id: "s3", name: "shell", arguments: {} }], { session });
+    expect(closed).toMatchObject({ status: "error", result: { code: "CANCELLED" } });
+    expect(ran).toHaveLength(1);
+  });
 });
 
 describe("ToolManager response ids", () => {
