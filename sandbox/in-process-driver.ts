@@ -5,6 +5,7 @@
  * catastrophic) would take the process down: use the process driver where that matters.
  * @module
  */
+import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
 import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
@@ -25,6 +26,18 @@ export interface InProcessSandboxDriverOptions extends Omit<IsolatePoolOptions, 
    */
   readonly maxIsolates?: number;
 }
+
+/** Every field of {@link InProcessSandboxDriverOptions}. */
+const IN_PROCESS_DRIVER_OPTION_NAMES = optionNames<InProcessSandboxDriverOptions>({
+  poolSize: true,
+  maxRunsPerIsolate: true,
+  memoryLimitMb: true,
+  recycleHeapRatio: true,
+  preludeSource: true,
+  idleTrimMs: true,
+  spinWaitUs: true,
+  maxIsolates: true,
+});
 
 /** How a wait for a free isolate ended. */
 type Admission = "admitted" | "cancelled" | "timeout";
@@ -52,11 +65,12 @@ export class InProcessSandboxDriver implements SandboxDriver {
    * `ChainRuntimeError` `SANDBOX_FAILED` when `maxIsolates` is not an integer >= 1.
    */
   constructor(options: InProcessSandboxDriverOptions = {}) {
+    checkOptionNames("InProcessSandboxDriver", options, IN_PROCESS_DRIVER_OPTION_NAMES);
     const { poolSize, maxRunsPerIsolate, memoryLimitMb, recycleHeapRatio, preludeSource, idleTrimMs, spinWaitUs } = options;
     this.maxIsolates = options.maxIsolates ?? 32;
     if (!Number.isInteger(this.maxIsolates) || this.maxIsolates < 1) {
-      throw new ChainRuntimeError("SANDBOX_FAILED", `InProcessSandboxDriver needs maxIsolates to be an integer >= 1; got ${String(options.maxIsolates)}.`, {
-        details: { maxIsolates: options.maxIsolates },
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `InProcessSandboxDriver options.maxIsolates must be an integer >= 1; got ${String(options.maxIsolates)}.`, {
+        details: { argument: "maxIsolates", value: options.maxIsolates },
       });
     }
     this.#pool = new IsolatePool({

@@ -61,6 +61,16 @@ export interface IsolatePoolOptions {
   readonly spinWaitUs?: number;
 }
 
+/** Most idle isolates a pool keeps warm per heap limit. */
+const MAX_POOL_SIZE = 256;
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming `option` unless `value` is an integer in `[min, max]`. */
+function checkPoolInteger(option: string, value: unknown, min: number, max: number): void {
+  if (Number.isInteger(value) && (value as number) >= min && (value as number) <= max) return;
+  const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+  throw new ChainRuntimeError("ARGUMENT_INVALID", `options.${option} must be an integer ${range}; got ${String(value)}.`, { details: { argument: option, value } });
+}
+
 interface Idle {
   readonly runner: PooledRunner;
   ready: boolean;
@@ -97,15 +107,26 @@ export class IsolatePool {
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
     this.recycleHeapRatio = options.recycleHeapRatio ?? 0.5;
     this.drive = options.drive ?? "async";
+    checkPoolInteger("poolSize", this.poolSize, 0, MAX_POOL_SIZE);
+    checkPoolInteger("maxRunsPerIsolate", this.maxRunsPerIsolate, 1, Number.MAX_SAFE_INTEGER);
+    checkPoolInteger("memoryLimitMb", this.memoryLimitMb, 8, Number.MAX_SAFE_INTEGER);
+    const ratio = this.recycleHeapRatio;
+    if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `options.recycleHeapRatio must be a share of the heap limit, above 0 and at most 1; got ${String(ratio)}.`, {
+        details: { argument: "recycleHeapRatio", value: ratio },
+      });
+    }
     const idleTrimMs = options.idleTrimMs ?? 5_000;
     if (typeof idleTrimMs !== "number" || Number.isNaN(idleTrimMs) || idleTrimMs < 0) {
-      throw new ChainRuntimeError("ARGUMENT_INVALID", `idleTrimMs must be a number of ms >= 0 (Infinity: never trim); got ${String(idleTrimMs)}.`);
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `options.idleTrimMs must be a number of ms >= 0 (Infinity: never trim); got ${String(idleTrimMs)}.`, {
+        details: { argument: "idleTrimMs", value: idleTrimMs },
+      });
     }
     this.idleTrimMs = idleTrimMs;
     this.#watch = options.watch;
     this.#preludeSource = options.preludeSource;
     const spinProblem = spinWaitProblem(options.spinWaitUs);
-    if (spinProblem !== undefined) throw new ChainRuntimeError("ARGUMENT_INVALID", spinProblem);
+    if (spinProblem !== undefined) throw new ChainRuntimeError("ARGUMENT_INVALID", `options.${spinProblem}`, { details: { argument: "spinWaitUs" } });
     this.#spinWaitUs = options.spinWaitUs;
   }
 

@@ -23,6 +23,7 @@
  *   `SANDBOX_FAILED`.
  * @module
  */
+import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
@@ -30,6 +31,9 @@ import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
 import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+
+/** Every field of {@link ProcessSandboxDriverOptions}. */
+const PROCESS_SANDBOX_DRIVER_OPTION_NAMES = optionNames<ProcessSandboxDriverOptions>({ processes: true, maxProcesses: true, memoryLimitMb: true, maxRunsPerProcess: true, maxRunsPerIsolate: true, killGraceMs: true, preludeSource: true, spinWaitUs: true });
 
 /** The child entry next to this file: `.ts` in the source tree (Node's type stripping), `.js` when built. */
 const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -101,8 +105,9 @@ export class ProcessSandboxDriver implements SandboxDriver {
   #startFailures = 0;
   #closed = false;
 
-  /** Creates the driver; children are spawned by {@link warm} or the first {@link run}. Throws `ChainRuntimeError` `SANDBOX_FAILED` on nonsensical sizes or `spinWaitUs`. */
+  /** Creates the driver; children are spawned by {@link warm} or the first {@link run}. Throws `ChainRuntimeError` `ARGUMENT_INVALID` for an unknown option, nonsensical sizes or `spinWaitUs`. */
   constructor(options: ProcessSandboxDriverOptions = {}) {
+    checkOptionNames("ProcessSandboxDriver", options, PROCESS_SANDBOX_DRIVER_OPTION_NAMES);
     this.processes = options.processes ?? 2;
     this.maxProcesses = options.maxProcesses ?? Math.max(4, 2 * this.processes);
     this.memoryLimitMb = options.memoryLimitMb ?? 128;
@@ -111,12 +116,14 @@ export class ProcessSandboxDriver implements SandboxDriver {
     this.#killGraceMs = options.killGraceMs ?? 100;
     this.#preludeOverride = options.preludeSource;
     const spinProblem = spinWaitProblem(options.spinWaitUs);
-    if (spinProblem !== undefined) throw new ChainRuntimeError("SANDBOX_FAILED", `ProcessSandboxDriver: ${spinProblem}`, { details: { spinWaitUs: options.spinWaitUs } });
+    if (spinProblem !== undefined) throw new ChainRuntimeError("ARGUMENT_INVALID", `ProcessSandboxDriver options.${spinProblem}`, { details: { argument: "spinWaitUs" } });
     this.#spinWaitUs = options.spinWaitUs ?? DEFAULT_SPIN_WAIT_US;
     if (!(Number.isInteger(this.processes) && this.processes >= 0 && Number.isInteger(this.maxProcesses) && this.maxProcesses >= Math.max(1, this.processes))) {
-      throw new ChainRuntimeError("SANDBOX_FAILED", "ProcessSandboxDriver needs integer sizes with 0 <= processes <= maxProcesses and maxProcesses >= 1.", {
-        details: { processes: this.processes, maxProcesses: this.maxProcesses },
-      });
+      throw new ChainRuntimeError(
+        "ARGUMENT_INVALID",
+        `ProcessSandboxDriver options.processes and options.maxProcesses must be integers with 0 <= processes <= maxProcesses and maxProcesses >= 1; got ${String(this.processes)} and ${String(this.maxProcesses)}.`,
+        { details: { argument: "processes", processes: this.processes, maxProcesses: this.maxProcesses } },
+      );
     }
     // Refused here, not by a child that dies starting (a heap of 0 MB) or a kill timer that
     // fires at once (a grace past what a timer can hold): each would fail every run later.
@@ -393,11 +400,11 @@ function closedError(): ChainRuntimeError {
   return new ChainRuntimeError("SANDBOX_FAILED", "The sandbox driver is closed.");
 }
 
-/** @throws ChainRuntimeError `SANDBOX_FAILED` naming `option` unless `value` is an integer in `[min, max]`. */
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming `option` unless `value` is an integer in `[min, max]`. */
 function checkInteger(option: string, value: number, min: number, what: string, max = Number.MAX_SAFE_INTEGER): void {
   if (Number.isInteger(value) && value >= min && value <= max) return;
   const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
-  throw new ChainRuntimeError("SANDBOX_FAILED", `ProcessSandboxDriver options.${option} (${what}) must be an integer ${range}; got ${String(value)}.`, {
-    details: { option, value },
+  throw new ChainRuntimeError("ARGUMENT_INVALID", `ProcessSandboxDriver options.${option} (${what}) must be an integer ${range}; got ${String(value)}.`, {
+    details: { argument: option, value },
   });
 }

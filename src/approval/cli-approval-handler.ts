@@ -13,6 +13,7 @@
  * - When `input` ends, the current and every later request resolve `"denied"`.
  * - On abort the prompt resolves `"denied"`, prints why, and removes its listeners.
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { createInterface, type Interface } from "node:readline";
 import {
   ChainRuntimeError,
@@ -22,6 +23,9 @@ import {
   type ApprovalRequestOptions,
 } from "../kernel/index.ts";
 import { DEFAULT_MAX_ARGS_CHARS, escapeForTerminal, formatApprovalPrompt, parseApprovalAnswer } from "./format-approval-prompt.ts";
+
+/** Every field of {@link CliApprovalHandlerOptions}. */
+const CLI_APPROVAL_HANDLER_OPTION_NAMES = optionNames<CliApprovalHandlerOptions>({ input: true, output: true, maxArgsChars: true });
 
 /** Options of a {@link CliApprovalHandler}. */
 export interface CliApprovalHandlerOptions {
@@ -50,6 +54,7 @@ export class CliApprovalHandler implements ApprovalHandler {
 
   /** @param options - see {@link CliApprovalHandlerOptions}. Throws `ARGUMENT_INVALID` for a bad `maxArgsChars`. */
   constructor(options: CliApprovalHandlerOptions = {}) {
+    checkOptionNames("CliApprovalHandler", options, CLI_APPROVAL_HANDLER_OPTION_NAMES);
     const maxArgsChars = options.maxArgsChars ?? DEFAULT_MAX_ARGS_CHARS;
     if (!Number.isSafeInteger(maxArgsChars) || maxArgsChars < 1) {
       throw new ChainRuntimeError("ARGUMENT_INVALID", `maxArgsChars must be an integer >= 1; got ${String(maxArgsChars)}.`, {

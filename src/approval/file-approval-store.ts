@@ -40,6 +40,7 @@
  *   race with `remove`, leaves. A writer stopped for longer than that between writing its temp
  *   file and moving it into place fails with `STORE_FAILED`.
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
@@ -61,6 +62,9 @@ import {
 } from "./check-approval-args.ts";
 import { readRegularFileText } from "./read-regular-file.ts";
 import { createJsonExclusive, isApprovalTempName, writeJsonAtomic } from "./write-json-atomic.ts";
+
+/** Every field of {@link FileApprovalStoreOptions}. */
+const FILE_APPROVAL_STORE_OPTION_NAMES = optionNames<FileApprovalStoreOptions>({ dir: true, now: true });
 
 /** Directory a {@link FileApprovalStore} uses when none is given, relative to the working directory. */
 export const DEFAULT_APPROVAL_DIR = ".isochain/approvals";
@@ -119,6 +123,7 @@ export class FileApprovalStore implements ApprovalStore {
 
   /** @param options - see {@link FileApprovalStoreOptions}. */
   constructor(options: FileApprovalStoreOptions = {}) {
+    checkOptionNames("FileApprovalStore", options, FILE_APPROVAL_STORE_OPTION_NAMES);
     const dir = options.dir ?? DEFAULT_APPROVAL_DIR;
     if (typeof dir !== "string" || dir === "") {
       throw new ChainRuntimeError("ARGUMENT_INVALID", "FileApprovalStore dir must be a non-empty string.", {

@@ -21,6 +21,7 @@
  * - A store read failing while polling is retried at the next tick: the invoker's own approval
  *   timeout bounds the wait.
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   type ApprovalDecision,
@@ -31,6 +32,9 @@ import {
 import type { ApprovalStore } from "./approval-store.ts";
 import { checkApprovalDecision, checkApprovalRequest } from "./check-approval-args.ts";
 import { MemoryApprovalStore } from "./memory-approval-store.ts";
+
+/** Every field of {@link QueueApprovalHandlerOptions}. */
+const QUEUE_APPROVAL_HANDLER_OPTION_NAMES = optionNames<QueueApprovalHandlerOptions>({ store: true, pollIntervalMs: true });
 
 /** How often a waiter polls the store when none is given. */
 export const DEFAULT_APPROVAL_POLL_INTERVAL_MS = 250;
@@ -71,6 +75,7 @@ export class QueueApprovalHandler implements ApprovalHandler {
 
   /** @param options - see {@link QueueApprovalHandlerOptions}. Throws `ARGUMENT_INVALID` for a bad poll interval. */
   constructor(options: QueueApprovalHandlerOptions = {}) {
+    checkOptionNames("QueueApprovalHandler", options, QUEUE_APPROVAL_HANDLER_OPTION_NAMES);
     const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_APPROVAL_POLL_INTERVAL_MS;
     if (typeof pollIntervalMs !== "number" || !Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
       throw new ChainRuntimeError("ARGUMENT_INVALID", `pollIntervalMs must be a finite number > 0; got ${String(pollIntervalMs)}.`, {

@@ -35,6 +35,7 @@
  * atomic renames make that safe); pin counts and `gc` are coordinated within one process only,
  * so let one process own `pin`/`unpin`/`gc` for a directory.
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import type { Dirent } from "node:fs";
 import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
@@ -53,6 +54,9 @@ import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/rea
 import { checkBlobMeta, gcCutoff, hexToRef, refToHex, toBlobBytes } from "./check-blob-args.ts";
 import { KeyedLock } from "./keyed-lock.ts";
 import { isTempFileName, syncDirectory, writeFileAtomic } from "./write-file-atomic.ts";
+
+/** Every field of {@link FileBlobStoreOptions}. */
+const FILE_BLOB_STORE_OPTION_NAMES = optionNames<FileBlobStoreOptions>({ dir: true, now: true });
 
 /** Directory a {@link FileBlobStore} uses when none is given, relative to the working directory. */
 export const DEFAULT_BLOB_DIR = ".isochain/blobs";
@@ -122,6 +126,7 @@ export class FileBlobStore implements BlobStore {
 
   /** @param options - see {@link FileBlobStoreOptions}. */
   constructor(options: FileBlobStoreOptions = {}) {
+    checkOptionNames("FileBlobStore", options, FILE_BLOB_STORE_OPTION_NAMES);
     const dir = options.dir ?? DEFAULT_BLOB_DIR;
     if (typeof dir !== "string" || dir === "") {
       throw new ChainRuntimeError("ARGUMENT_INVALID", "FileBlobStore dir must be a non-empty string.", {

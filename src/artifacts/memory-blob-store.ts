@@ -1,3 +1,4 @@
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   sha256Hex,
@@ -9,6 +10,9 @@ import {
   type BlobStore,
 } from "../kernel/index.ts";
 import { checkBlobMeta, gcCutoff, hexToRef, refToHex, toBlobBytes } from "./check-blob-args.ts";
+
+/** Every field of {@link MemoryBlobStoreOptions}. */
+const MEMORY_BLOB_STORE_OPTION_NAMES = optionNames<MemoryBlobStoreOptions>({ now: true });
 
 /** Options of a {@link MemoryBlobStore}. */
 export interface MemoryBlobStoreOptions {
@@ -39,6 +43,7 @@ export class MemoryBlobStore implements BlobStore {
 
   /** @param options - see {@link MemoryBlobStoreOptions}. */
   constructor(options: MemoryBlobStoreOptions = {}) {
+    checkOptionNames("MemoryBlobStore", options, MEMORY_BLOB_STORE_OPTION_NAMES);
     this.#now = options.now ?? Date.now;
   }
 

@@ -36,7 +36,7 @@ import {
   type ToolRisk,
 } from "../kernel/index.ts";
 import { APPROVAL_DECISIONS, isApprovalDecision } from "../approval/check-approval-args.ts";
-import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, isAbortSignalLike, refuseOption } from "../kernel/check-option-shape.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import type { ChainTrace } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
@@ -141,13 +141,35 @@ export async function replay(trace: ChainTrace, options: ReplayOptions): Promise
   if (typeof options !== "object" || options === null) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", 'replay() needs options: { mode: "strict" } or { mode: "resume", tools or toolbox, ... }.');
   }
+  checkOptionNames("replay()", options, REPLAY_OPTION_NAMES);
   const { mode } = options;
   if (mode !== "strict" && mode !== "resume") {
-    throw new ChainRuntimeError("REPLAY_FAILED", `replay() mode must be "strict" or "resume"; got ${JSON.stringify(mode)}.`);
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `replay() options.mode must be "strict" or "resume"; got ${describeKind(mode)}.`, { details: { argument: "mode" } });
   }
   checkReplayOptions(options);
   return mode === "strict" ? replayStrict(trace, options) : replayResume(trace, options);
 }
+
+/** Every field of {@link ReplayOptions}. */
+const REPLAY_OPTION_NAMES = optionNames<ReplayOptions>({
+  mode: true,
+  source: true,
+  toolbox: true,
+  tools: true,
+  traceStore: true,
+  inDoubt: true,
+  approvals: true,
+  approvalHandler: true,
+  approvalMode: true,
+  blobStore: true,
+  hooks: true,
+  policy: true,
+  driver: true,
+  chainId: true,
+  force: true,
+  signal: true,
+  onProgress: true,
+});
 
 /** The run options both modes share: the trace's seed and clock, the caller's signal and progress listener. */
 function replayRunOptions(trace: ChainTrace, options: ReplayOptions): ChainRunOptions {
@@ -198,7 +220,9 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
 
 async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<ReplayReport> {
   if (!options.toolbox && !options.tools) {
-    throw new ChainRuntimeError("REPLAY_FAILED", "replay(trace, { mode: \"resume\" }) needs the tools (toolbox or tools): calls the trace lacks run live.");
+    throw new ChainRuntimeError("ARGUMENT_INVALID", "replay(trace, { mode: \"resume\" }) needs the tools (toolbox or tools): calls the trace lacks run live.", {
+      details: { argument: "tools" },
+    });
   }
   checkDecisions(trace, options);
   const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);

@@ -9,6 +9,7 @@
  * suspends it again (resume the new chain id then).
  * @module
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import { isApprovalDecision } from "../approval/check-approval-args.ts";
 import { ChainRuntimeError, type ApprovalDecision, type ApprovalRequest } from "../kernel/index.ts";
@@ -34,6 +35,27 @@ export interface ResumeChainOptions extends Omit<ReplayOptions, "mode" | "approv
   readonly approvalMode?: "wait" | "suspend";
 }
 
+/** Every field of {@link ResumeChainOptions}. */
+const RESUME_OPTION_NAMES = optionNames<ResumeChainOptions>({
+  traceStore: true,
+  requestId: true,
+  trace: true,
+  approvalMode: true,
+  source: true,
+  toolbox: true,
+  tools: true,
+  inDoubt: true,
+  approvalHandler: true,
+  blobStore: true,
+  hooks: true,
+  policy: true,
+  driver: true,
+  chainId: true,
+  force: true,
+  signal: true,
+  onProgress: true,
+});
+
 /** The approval requests of a suspended trace still waiting for a decision, oldest first (see {@link suspendedCalls}). */
 export function pendingApprovals(trace: ChainTrace): ApprovalRequest[] {
   const waiting = suspendedCalls(trace);
@@ -57,6 +79,7 @@ export async function resumeChain(chainId: string, decision: ApprovalDecision, o
   if (typeof options !== "object" || options === null || typeof options.traceStore?.load !== "function") {
     throw new ChainRuntimeError("ARGUMENT_INVALID", "resumeChain() needs options with the traceStore the suspended chain was traced to.");
   }
+  checkOptionNames("resumeChain()", options, RESUME_OPTION_NAMES);
   if (options.trace !== undefined) checkChainTrace(options.trace, "resumeChain() options.trace");
   if (options.trace !== undefined && options.trace.chainId !== chainId) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `options.trace is chain ${JSON.stringify(options.trace.chainId)}, not ${JSON.stringify(chainId)}.`, {

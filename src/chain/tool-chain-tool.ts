@@ -62,9 +62,8 @@ import {
   type ToolExecutionResult,
   type ToolRisk,
 } from "../kernel/index.ts";
-import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind, isAbortSignalLike, refuseOption } from "../kernel/check-option-shape.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
-import { suggestNames } from "../kernel/suggest-names.ts";
 import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
@@ -98,7 +97,7 @@ export interface ToolChainToolOptions {
    * closed by `close()`). @defaultValue `"process"` (see the default-driver line in the constructor)
    */
   readonly driver?: DriverChoice;
-  /** Warm sandboxes kept ready: an integer from 0 to 256 (`ARGUMENT_INVALID` otherwise). @defaultValue 2 */
+  /** Warm sandboxes kept ready by a driver the tool makes (`"in-process"`, `"process"`): an integer from 0 to 256 (`ARGUMENT_INVALID` otherwise). A driver instance keeps its own size. @defaultValue 2 */
   readonly poolSize?: number;
   /** The tool's name. @defaultValue `"run_chain"` */
   readonly name?: string;
@@ -1021,10 +1020,15 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   if (typeof options !== "object" || options === null) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolChainTool() needs options ({ tools } or { toolbox }, ...); got ${options === null ? "null" : typeof options}.`);
   }
-  if (options.tools !== undefined && !Array.isArray(options.tools)) {
-    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.tools must be an array of tools; got ${typeof options.tools}.`, { details: { argument: "tools" } });
-  }
   const owner = "ToolChainTool";
+  checkOptionNames(owner, options, CHAIN_TOOL_OPTION_NAMES);
+  const { tools } = options;
+  if (tools !== undefined) {
+    if (typeof (tools as Partial<Toolbox> | null)?.callable === "function") refuseOption(owner, "tools", "a list of tools", "got a Toolbox; pass it as toolbox:");
+    if (typeof (tools as Partial<Iterable<unknown>> | null)?.[Symbol.iterator] !== "function" || typeof tools === "string") {
+      refuseOption(owner, "tools", "a list of tools (an array or another iterable)", `got ${describeKind(tools)}`);
+    }
+  }
   const { toolbox, driver, name } = options;
   // Duck-typed: a Toolbox from another copy of the package works as well.
   if (toolbox !== undefined && typeof (toolbox as Partial<Toolbox> | null)?.callable !== "function") {
@@ -1048,6 +1052,22 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   }
 }
 
+/** Every field of {@link ToolChainToolOptions}. */
+const CHAIN_TOOL_OPTION_NAMES = optionNames<ToolChainToolOptions>({
+  toolbox: true,
+  tools: true,
+  policy: true,
+  approvalHandler: true,
+  blobStore: true,
+  hooks: true,
+  driver: true,
+  poolSize: true,
+  name: true,
+  skill: true,
+  traceStore: true,
+  approvalMode: true,
+});
+
 /** `work`'s value, computed in the check phase of this event-loop turn (after its I/O and microtasks). */
 function afterThisTurn<T>(work: () => T): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -1069,17 +1089,7 @@ function checkRunOptions(options: ChainRunOptions): void {
   const refuse = (argument: string, expected: string, value: unknown): never => {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `run() options.${argument} must be ${expected}; got ${describeKind(value)}.`, { details: { argument } });
   };
-  // A misspelt option (chainid) would be ignored without a word: the run would not be what was asked.
-  for (const key in options) {
-    if (!RUN_OPTION_NAMES.includes(key)) {
-      const near = suggestNames(key, RUN_OPTION_NAMES);
-      throw new ChainRuntimeError(
-        "ARGUMENT_INVALID",
-        `run() options has no field ${JSON.stringify(key)}${near.length === 0 ? "" : `; did you mean ${near.join(" or ")}?`} (fields: ${RUN_OPTION_NAMES.join(", ")}).`,
-        { details: { argument: key } },
-      );
-    }
-  }
+  checkOptionNames("run()", options, RUN_OPTION_NAMES);
   const { signal, onProgress, chainId, seed, clockStart } = options;
   // Duck-typed: a signal from another realm or an AbortSignal polyfill is an AbortSignal too.
   if (signal !== undefined && !isAbortSignalLike(signal)) refuse("signal", "an AbortSignal", signal);
@@ -1092,7 +1102,7 @@ function checkRunOptions(options: ChainRunOptions): void {
 }
 
 /** Every field of {@link ChainRunOptions}. */
-const RUN_OPTION_NAMES: readonly string[] = ["signal", "onProgress", "chainId", "seed", "clockStart"];
+const RUN_OPTION_NAMES = optionNames<ChainRunOptions>({ signal: true, onProgress: true, chainId: true, seed: true, clockStart: true });
 
 function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationResult {
   return {

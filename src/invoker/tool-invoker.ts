@@ -40,7 +40,7 @@
  * - The invoker holds configuration only; all per-chain state is in the {@link InvokerSession}.
  */
 import { randomUUID } from "node:crypto";
-import { BLOB_STORE_METHODS, checkHooks, checkMethods, describeKind } from "../kernel/check-option-shape.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, optionNames } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
 import {
   ChainRuntimeError,
@@ -201,6 +201,7 @@ export class ToolInvoker {
    * for a `chainId` that is not a non-empty string.
    */
   openSession(options: OpenSessionOptions = {}): InvokerSession {
+    checkOptionNames("openSession()", options, OPEN_SESSION_OPTION_NAMES);
     if (options.chainId !== undefined && (typeof options.chainId !== "string" || options.chainId === "")) {
       throw new ChainRuntimeError("ARGUMENT_INVALID", `openSession() chainId must be a non-empty string; got ${typeof options.chainId}.`, {
         details: { argument: "chainId" },
@@ -424,6 +425,7 @@ function checkInvokerOptions(options: ToolInvokerOptions): void {
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolInvoker() needs options ({ toolbox, policy, ... }); got ${describeKind(options)}.`);
   }
+  checkOptionNames("ToolInvoker", options, INVOKER_OPTION_NAMES);
   for (const [argument, expected, methods] of REQUIRED_METHODS) {
     const value: unknown = options[argument];
     if (value !== undefined || argument === "toolbox") checkMethods("ToolInvoker", argument, expected, value, methods);
@@ -436,6 +438,12 @@ function checkInvokerOptions(options: ToolInvokerOptions): void {
     });
   }
 }
+
+/** Every field of {@link ToolInvokerOptions}. */
+const INVOKER_OPTION_NAMES = optionNames<ToolInvokerOptions>({ toolbox: true, policy: true, approvalHandler: true, blobStore: true, hooks: true, maxTraceRecords: true });
+
+/** Every field of {@link OpenSessionOptions}. */
+const OPEN_SESSION_OPTION_NAMES = optionNames<OpenSessionOptions>({ chainId: true, policy: true, signal: true, maxTraceRecords: true });
 
 /**
  * The failure of a call cancelled before it ran. A caller that aborted the call's signal with an

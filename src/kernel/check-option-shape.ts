@@ -1,4 +1,5 @@
 import { ChainRuntimeError } from "./errors.ts";
+import { suggestNames } from "./suggest-names.ts";
 
 /**
  * Shape checks for constructor options: run once at construction, so a wrong object is refused
@@ -55,3 +56,37 @@ export function isAbortSignalLike(value: unknown): boolean {
 
 /** The methods of a blob store the invoker and its sessions call. */
 export const BLOB_STORE_METHODS = ["put", "resolve", "pin", "unpin"] as const;
+
+/**
+ * The field names of an options type, as a list the compiler keeps complete: every field of `T`
+ * must be named (`true`), and nothing else may be.
+ */
+export function optionNames<T>(names: { readonly [K in keyof Required<T>]: true }): readonly string[] {
+  return Object.freeze(Object.keys(names));
+}
+
+/**
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` unless `options` is `undefined` or an object
+ * whose every own field is one of `known`: a misspelt option (`tracestore`) would otherwise be
+ * ignored without a word, and the call would not do what was asked. The message names the field,
+ * the known ones it is close to ("did you mean traceStore?") and all of them.
+ */
+export function checkOptionNames(owner: string, options: unknown, known: readonly string[]): void {
+  if (options === undefined) return;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    const hint = typeof options === "string" && known.includes("dir") ? ` (a directory goes in { dir: ${describeKind(options)} })` : "";
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `${owner} options must be an object of ${known.join(", ")}; got ${describeKind(options)}${hint}.`, {
+      details: { argument: "options" },
+    });
+  }
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const sameLetters = known.find((name) => name.toLowerCase() === key.toLowerCase());
+    const near = sameLetters === undefined ? suggestNames(key, known) : [sameLetters];
+    throw new ChainRuntimeError(
+      "ARGUMENT_INVALID",
+      `${owner} options has no field ${JSON.stringify(key)}${near.length === 0 ? "" : `; did you mean ${near.join(" or ")}?`} (fields: ${known.join(", ")}).`,
+      { details: { argument: key } },
+    );
+  }
+}

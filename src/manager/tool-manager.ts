@@ -74,6 +74,7 @@ import {
   type Tool,
   type ToolCall,
 } from "../kernel/index.ts";
+import { checkMethods, checkOptionNames, describeKind, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
 import { cloneArguments } from "../invoker/clone-arguments.ts";
 import { checkBudget } from "../invoker/gates/check-budget.ts";
 import { executeWithTimeout } from "../invoker/gates/execute-with-timeout.ts";
@@ -142,8 +143,14 @@ export class ToolManager implements AsyncDisposable {
   #session: InvokerSession | undefined;
   #round = 0;
 
-  /** @param options - see {@link ToolManagerOptions}. */
+  /**
+   * @param options - see {@link ToolManagerOptions}.
+   * @throws ChainRuntimeError `ARGUMENT_INVALID` for options that are not an object, an unknown
+   * option, a `toolbox` or `invoker` without the methods the manager calls, or tool lists that
+   * are not lists of names; `POLICY_INVALID` for `maxCallsPerRound` out of range.
+   */
   constructor(options: ToolManagerOptions) {
+    checkManagerOptions(options);
     const cap = options.maxCallsPerRound ?? DEFAULT_MAX_CALLS_PER_ROUND;
     if (!Number.isInteger(cap) || cap < 1) {
       throw new ChainRuntimeError("POLICY_INVALID", `maxCallsPerRound must be an integer >= 1; got ${String(cap)}.`, {
@@ -365,6 +372,41 @@ export class ToolManager implements AsyncDisposable {
     } catch {
       return false;
     }
+  }
+}
+
+/** Every field of {@link ToolManagerOptions}. */
+const MANAGER_OPTION_NAMES = optionNames<ToolManagerOptions>({
+  toolbox: true,
+  invoker: true,
+  enabled: true,
+  disabled: true,
+  exclusive: true,
+  forced: true,
+  maxCallsPerRound: true,
+});
+
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` naming what is wrong with the constructor's options (see the constructor). */
+function checkManagerOptions(options: ToolManagerOptions): void {
+  const owner = "ToolManager";
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `new ToolManager() needs options ({ toolbox, invoker, ... }); got ${describeKind(options)}.`);
+  }
+  checkOptionNames(owner, options, MANAGER_OPTION_NAMES);
+  checkMethods(owner, "toolbox", "a Toolbox", options.toolbox, ["get", "all"]);
+  checkMethods(owner, "invoker", "a ToolInvoker", options.invoker, ["openSession", "invoke"]);
+  if (options.enabled !== undefined && typeof options.enabled !== "function") checkNameList(owner, "enabled", options.enabled, "a list of tool names or a function (name) => boolean");
+  for (const list of ["disabled", "exclusive", "forced"] as const) {
+    if (options[list] !== undefined) checkNameList(owner, list, options[list], "a list of tool names");
+  }
+}
+
+function checkNameList(owner: string, argument: string, value: unknown, expected: string): void {
+  if (typeof value === "string" || typeof (value as Partial<Iterable<unknown>> | null)?.[Symbol.iterator] !== "function") {
+    refuseOption(owner, argument, expected, `got ${describeKind(value)}`);
+  }
+  for (const name of value as Iterable<unknown>) {
+    if (typeof name !== "string") refuseOption(owner, argument, expected, `it holds ${describeKind(name)}`);
   }
 }
 

@@ -41,6 +41,7 @@
  *
  * @module
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { constants, readFileSync } from "node:fs";
 import { mkdir, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
@@ -64,6 +65,9 @@ import {
   type TraceSummary,
   UNREADABLE_RESUME_CLAIM,
 } from "./trace-store.ts";
+
+/** Every field of {@link FileTraceStoreOptions}. */
+const FILE_TRACE_STORE_OPTION_NAMES = optionNames<FileTraceStoreOptions>({ dir: true, fsync: true, maxFileBytes: true });
 
 /** Options of {@link FileTraceStore}. */
 export interface FileTraceStoreOptions {
@@ -122,6 +126,7 @@ export class FileTraceStore implements TraceStore {
    * is resolved against the working directory now, so a later `process.chdir` does not move it.
    */
   constructor(options: FileTraceStoreOptions = {}) {
+    checkOptionNames("FileTraceStore", options, FILE_TRACE_STORE_OPTION_NAMES);
     const dir = options.dir ?? ".isochain/traces";
     if (typeof dir !== "string" || dir === "") {
       throw new ChainRuntimeError("ARGUMENT_INVALID", "FileTraceStore dir must be a non-empty string.", { details: { argument: "dir" } });

@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   digestJson,
@@ -34,6 +35,9 @@ import {
 import { TRACE_FORMAT_VERSION, type ToolboxFingerprint, type TraceOutcome } from "./chain-trace.ts";
 import type { TraceEvent, TraceEventType } from "./trace-event.ts";
 import { assertTraceChainId, type TraceStore } from "./trace-store.ts";
+
+/** Every field of {@link TraceRecorderOptions}. */
+const TRACE_RECORDER_OPTION_NAMES = optionNames<TraceRecorderOptions>({ store: true, chainId: true, onError: true });
 
 /** Options of {@link TraceRecorder}. */
 export interface TraceRecorderOptions {
@@ -89,6 +93,7 @@ export class TraceRecorder {
 
   /** @throws ChainRuntimeError `TRACE_INVALID` when `chainId` is not a valid trace chain id. */
   constructor(options: TraceRecorderOptions) {
+    checkOptionNames("TraceRecorder", options, TRACE_RECORDER_OPTION_NAMES);
     assertTraceChainId(options.chainId);
     this.chainId = options.chainId;
     this.#store = options.store;

@@ -454,7 +454,10 @@ describe("ToolChainTool", () => {
 
     it.each([
       ["null options", null, /needs options/],
-      ["tools that are not an array", { tools: "echo" }, /options\.tools must be an array/],
+      ["tools that are not a list", { tools: "echo" }, /options\.tools must be a list of tools \(an array or another iterable\); got "echo"/],
+      ["a Toolbox as tools", { tools: new Toolbox([]) }, /options\.tools must be a list of tools; got a Toolbox; pass it as toolbox:/],
+      ["a misspelt option", { tools: [], approvalhandler: {} }, /ToolChainTool options has no field "approvalhandler"; did you mean approvalHandler\?/],
+      ["a policy field beside the policy", { tools: [], memoryLimitMb: 64 }, /ToolChainTool options has no field "memoryLimitMb" \(fields: toolbox, tools, policy,/],
       ["a negative poolSize", { tools: [], poolSize: -1 }, /poolSize must be an integer from 0 to 256/],
       ["a huge poolSize", { tools: [], poolSize: 1e9 }, /poolSize must be an integer from 0 to 256/],
       ["an array as the toolbox", { toolbox: [] }, /options\.toolbox must be a Toolbox; got an array; wrap the tools in one/],
@@ -474,6 +477,15 @@ describe("ToolChainTool", () => {
         new ToolChainTool(options as never);
       } catch (error) {
         expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
+      }
+    });
+
+    it("takes tools as any iterable, as Toolbox does", async () => {
+      const fromSet = new ToolChainTool({ tools: new Set([echo]), driver: "in-process", poolSize: 0 });
+      try {
+        expect((await fromSet.run("return (await tools.echo({ value: 3 })).status")).returnValue).toBe("ok");
+      } finally {
+        await fromSet.close();
       }
     });
 

@@ -403,14 +403,16 @@ describe("ProcessSandboxDriver options", () => {
     ["killGraceMs", { killGraceMs: -1 }],
     ["killGraceMs", { killGraceMs: Number.POSITIVE_INFINITY }],
     ["killGraceMs", { killGraceMs: 1e12 }],
-  ])("refuses options.%s %j at construction with SANDBOX_FAILED, before any child fails on it", (option, options) => {
+    ["processes", { processes: 3, maxProcesses: 2 }],
+    ["processess", { processess: 2 }],
+  ])("refuses options.%s %j at construction with ARGUMENT_INVALID, before any child fails on it", (option, options) => {
     let error: unknown;
     try {
       new ProcessSandboxDriver(options as never);
     } catch (thrown) {
       error = thrown;
     }
-    expect(isChainRuntimeError(error) && error.code).toBe("SANDBOX_FAILED");
-    expect(isChainRuntimeError(error) && error.message).toContain(`options.${option}`);
+    expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
+    expect(isChainRuntimeError(error) && error.message).toMatch(new RegExp(`options\\.${option}|options has no field "${option}"; did you mean processes\\?`));
   });
 });

@@ -88,7 +88,7 @@ describe("SpinWait", () => {
     } catch (error) {
       thrown = error;
     }
-    expect(isChainRuntimeError(thrown) && thrown.code).toBe("SANDBOX_FAILED");
+    expect(isChainRuntimeError(thrown) && thrown.code).toBe("ARGUMENT_INVALID");
   });
 
   it("carries a child's budget in the run message, checked like the option", () => {
