@@ -102,6 +102,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
   readonly #spinWaitUs: number;
   #spawned = 0;
   #lostRuns = 0;
+  /** Why the last start failed, as `SANDBOX_FAILED`. */
+  #lastStartError: ChainRuntimeError | undefined;
   #startFailures = 0;
   #closed = false;
 
@@ -214,7 +216,11 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const starting = [...this.#children].filter((child) => child.state === "starting");
     const results = await Promise.allSettled(starting.map((child) => child.ready));
     const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
-    if (failed !== undefined && this.#idle.length === 0 && this.processes > 0) throw failed.reason;
+    if (this.processes > 0 && this.#idle.length === 0) {
+      // Not one child to show for it: say why (a start that failed, or one that never began).
+      const reason: unknown = failed?.reason ?? this.#lastStartError;
+      if (reason !== undefined) throw reason;
+    }
     await Promise.all(this.#idle.map((child) => child.whenPrepared()));
   }
 
@@ -367,6 +373,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     this.#children.add(child);
     void child.ready.then(() => {
       this.#startFailures = 0;
+      this.#lastStartError = undefined;
       if (this.#closed) child.kill();
       else this.#offer(child);
     }, () => undefined); // a failed start is handled in #onChildExit
@@ -375,10 +382,11 @@ export class ProcessSandboxDriver implements SandboxDriver {
 
   #onStartFailure(error: Error): void {
     this.#startFailures++;
+    const reason = new ChainRuntimeError("SANDBOX_FAILED", `Could not start a sandbox process: ${error.message}`, { cause: error });
+    this.#lastStartError = reason;
     if (this.#startFailures < MAX_START_FAILURES) return;
     // Starting keeps failing: refuse the chains waiting rather than retry forever. The next
     // run() or warm() tries again.
-    const reason = new ChainRuntimeError("SANDBOX_FAILED", `Could not start a sandbox process: ${error.message}`, { cause: error });
     for (const waiter of this.#waiters.splice(0)) waiter.reject(reason);
   }
 

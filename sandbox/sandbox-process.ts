@@ -26,6 +26,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Socket } from "node:net";
+import { type Duplex, PassThrough } from "node:stream";
 import { FRAME_KIND, OUTPUT_TRUNCATED_MARKER } from "../src/bridge/protocol.ts";
 import { MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
 import { encodeUtf8 } from "../src/kernel/encode-utf8.ts";
@@ -145,7 +146,7 @@ export class SandboxProcess {
     this.#child = child;
     this.pid = child.pid ?? 0;
     child.on("error", (error) => {
-      if (child.pid === undefined) this.#onExit(null, null, `could not start: ${error.message}`);
+      if (child.pid === undefined) this.#onExit(null, null, `${error.message}${SPAWN_ERROR_HINTS[(error as NodeJS.ErrnoException).code ?? ""] ?? ""}`);
     });
     child.on("close", (code: number | null, signal: NodeJS.Signals | null) => this.#onExit(code, signal));
     const stderr = child.stderr as Socket | null;
@@ -154,7 +155,10 @@ export class SandboxProcess {
       this.#stderrTail = (this.#stderrTail + text).slice(-STDERR_TAIL_BYTES);
     });
     stderr?.unref();
-    const pipe = child.stdio[3] as Socket | null | undefined;
+    // A spawn the system refused (EMFILE, EAGAIN) has no pid and no pipes; Node says why in the
+    // 'error' event above, on the next tick, which ends this start. Until then: a closed pipe.
+    const spawned = child.pid !== undefined;
+    const pipe = spawned ? (child.stdio[3] as Socket | null | undefined) : closedPipe();
     if (pipe == null) {
       child.kill("SIGKILL");
       throw new ChainRuntimeError("SANDBOX_FAILED", "The sandbox process has no pipe on fd 3.");
@@ -167,6 +171,7 @@ export class SandboxProcess {
         if (this.#state !== "exited" && !this.#retired) this.#child.kill("SIGKILL");
       },
     });
+    if (!spawned) return;
     this.#channel.send({
       kind: PROCESS_MESSAGE_KIND.init,
       memoryLimitMb: options.memoryLimitMb,
@@ -569,6 +574,21 @@ export class SandboxProcess {
     const lines = tail.trim().split("\n").filter((line) => line.trim() !== "");
     return lines.length === 0 ? "" : `: ${lines.slice(-5).join(" | ")}`;
   }
+}
+
+/** What a spawn error code means for whoever runs the host. */
+const SPAWN_ERROR_HINTS: Readonly<Record<string, string>> = {
+  EMFILE: " (this process is out of file descriptors: raise its limit, ulimit -n, or run fewer sandboxes)",
+  ENFILE: " (the system is out of file descriptors)",
+  EAGAIN: " (the system refused a new process: too many processes, ulimit -u, or no memory)",
+  ENOMEM: " (no memory for a new process)",
+};
+
+/** A stream that is already over: the pipe of a process that was never spawned. */
+function closedPipe(): Duplex {
+  const stream = new PassThrough();
+  stream.destroy();
+  return stream;
 }
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { InvocationResult } from "../../src/kernel/index.ts";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
@@ -369,6 +370,22 @@ describe("ProcessSandboxDriver pool", () => {
     );
     expect(isChainRuntimeError(later) && later.code).toBe("SANDBOX_FAILED");
   });
+
+  it("refuses with the reason when the host is out of file descriptors for a child, and recovers (it crashed the host)", async () => {
+    const fixture = fileURLToPath(new URL("../fixtures/sandbox/emfile-host.ts", import.meta.url));
+    const host = spawn("bash", ["-c", 'ulimit -n 64 && exec "$0" --no-node-snapshot "$1"', process.execPath, fixture], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    host.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
+    host.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    const code = await new Promise<number | null>((resolve) => host.on("close", resolve));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    const report = JSON.parse(stdout) as { warm: string; run: string; uncaught: string[]; after: string };
+    expect(report.uncaught).toEqual([]);
+    expect(report.warm).toMatch(/^SANDBOX_FAILED: The sandbox process did not start: spawn .* EMFILE \(this process is out of file descriptors/);
+    expect(report.run).toMatch(/^SANDBOX_FAILED: Could not start a sandbox process: .*EMFILE/);
+    expect(report.after).toBe("7");
+  }, 30_000);
 
   it("does not keep the host process alive while its children are idle", async () => {
     const driverUrl = new URL("../../sandbox/process-driver.ts", import.meta.url).href;
