@@ -230,6 +230,36 @@ export class SandboxProcess {
     if (this.#state !== "idle") {
       return Promise.reject(new ChainRuntimeError("SANDBOX_FAILED", `The sandbox process is ${this.#state}, not idle.`));
     }
+    // Counted while the child works on it: a spin (here or in the child) needs a core beside it.
+    spinWait.runStarted();
+    const message: HostMessage = {
+      kind: PROCESS_MESSAGE_KIND.run,
+      spinWaitUs: this.#childSpin(),
+      chainId: request.chainId,
+      script: request.script,
+      scriptName: request.scriptName,
+      toolNames: request.toolNames,
+      maxToolCalls: request.maxToolCalls,
+      limits: {
+        memoryLimitMb: request.limits.memoryLimitMb,
+        cpuTimeMs: request.limits.cpuTimeMs,
+        totalTimeoutMs: request.limits.totalTimeoutMs,
+        maxOutputBytes: request.limits.maxOutputBytes,
+        maxArgumentBytes: request.limits.maxArgumentBytes,
+      },
+      seed: request.seed,
+      clockStart: request.clockStart,
+      ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
+    };
+    try {
+      this.#channel.send(message);
+    } catch (error) {
+      // Nothing was sent (the message is encoded whole before it is queued): the child stays idle
+      // and prepared, and the run ends here, as one the pipe cannot carry.
+      spinWait.runEnded();
+      const text = `the run is too large for the sandbox pipe (its script and tool names): ${describeThrown(error)}`;
+      return Promise.resolve({ status: "error", error: { phase: "runtime", name: "RangeError", message: text }, wallMs: 0, cpuMs: 0, heapBytes: 0 });
+    }
     this.#state = "busy";
     this.#setPrepared(false);
     this.#runs++;
@@ -254,32 +284,6 @@ export class SandboxProcess {
       onAbort: undefined,
     };
     this.#active = run;
-    // Counted while the child works on it: a spin (here or in the child) needs a core beside it.
-    spinWait.runStarted();
-    try {
-      this.#channel.send({
-        kind: PROCESS_MESSAGE_KIND.run,
-        spinWaitUs: this.#childSpin(),
-        chainId: request.chainId,
-        script: request.script,
-        scriptName: request.scriptName,
-        toolNames: request.toolNames,
-        maxToolCalls: request.maxToolCalls,
-        limits: {
-          memoryLimitMb: limits.memoryLimitMb,
-          cpuTimeMs: limits.cpuTimeMs,
-          totalTimeoutMs: limits.totalTimeoutMs,
-          maxOutputBytes: limits.maxOutputBytes,
-          maxArgumentBytes: limits.maxArgumentBytes,
-        },
-        seed: request.seed,
-        clockStart: request.clockStart,
-        ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
-      });
-    } catch (error) {
-      spinWait.runEnded();
-      throw error;
-    }
     // Written now, not at the end of the tick: nothing else would join this write, and the
     // chain's own promise work would otherwise delay the child's start.
     this.#channel.flush();

@@ -335,6 +335,23 @@ describe("ProcessSandboxDriver pool", () => {
     }
   });
 
+  it("ends a run the pipe cannot carry as an error outcome, its child idle for the next (it was held busy for good)", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      const [pid] = driver.pids();
+      const huge = await runOn(driver, `return 1; /* ${"x".repeat(70 * 1024 * 1024)} */`, { limits: { memoryLimitMb: 32 } });
+      expect(huge.status).toBe("error");
+      expect(huge.error).toMatchObject({ phase: "runtime", name: "RangeError" });
+      expect(huge.error?.message).toMatch(/^the run is too large for the sandbox pipe \(its script and tool names\): A bridge frame of \d+ bytes exceeds 67108864/);
+      const next = await runOn(driver, "return 2;", { limits: { memoryLimitMb: 32, totalTimeoutMs: 2_000 } });
+      expect(next.returnJson).toBe("2");
+      expect(driver.pids()).toEqual([pid]);
+    } finally {
+      await driver.close();
+    }
+  }, 30_000);
+
   it("close() kills every child, ends a run in progress and refuses later runs with SANDBOX_FAILED", async () => {
     const driver = new ProcessSandboxDriver({ processes: 1, memoryLimitMb: 32 });
     await driver.warm();
