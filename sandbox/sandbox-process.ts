@@ -62,6 +62,8 @@ export interface SandboxProcessOptions {
   readonly killGraceMs: number;
   /** Budget of the spin after each message to the child, and of the child's after each batch of calls, µs (see spin-wait.ts). @defaultValue 0 */
   readonly spinWaitUs?: number;
+  /** How long the child may take to become ready before it is killed as a failed start, ms. @defaultValue 30000 */
+  readonly startTimeoutMs?: number;
   /** Called once when the process is gone (died, killed or retired); `startError` when it never became ready. */
   readonly onExit?: (process: SandboxProcess, startError: Error | undefined) => void;
 }
@@ -100,6 +102,12 @@ interface ActiveRun {
 const STDERR_TAIL_BYTES = 4_096;
 /** How long a killed child may take to be reaped before its run settles anyway, ms. */
 const REAP_FALLBACK_MS = 1_000;
+/**
+ * Default of {@link SandboxProcessOptions.startTimeoutMs}: a start takes 0.1-0.4 s here; one that
+ * has not answered in 30 s is stuck (stopped, wedged, starved), and while it counts as starting
+ * the pool spawns no other child for the chains waiting.
+ */
+const START_TIMEOUT_MS = 30_000;
 /** How long a retired child may take to exit on its own before SIGKILL, ms. */
 const RETIRE_GRACE_MS = 2_000;
 /** Signals a process raises on itself (V8's fatal abort, a crash): a death by one is the run's, or the child's, own fault. */
@@ -131,6 +139,8 @@ export class SandboxProcess {
   #preparedWaiters: (() => void)[] = [];
   /** Set by {@link kill}: nothing may unref the process while its exit is awaited. */
   #killed = false;
+  /** Why a start was ended by the host (it took past `startTimeoutMs`). */
+  #startTimedOut: string | undefined;
   #killedFromOutside = false;
 
   /** Spawns the child; watch {@link ready}. */
@@ -172,6 +182,16 @@ export class SandboxProcess {
       },
     });
     if (!spawned) return;
+    const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+    const startTimer = setTimeout(() => {
+      if (this.#state !== "starting") return;
+      this.#startTimedOut = `it did not become ready within ${startTimeoutMs} ms and was killed`;
+      this.#child.kill("SIGKILL");
+    }, startTimeoutMs);
+    void this.ready.then(
+      () => clearTimeout(startTimer),
+      () => clearTimeout(startTimer),
+    );
     this.#channel.send({
       kind: PROCESS_MESSAGE_KIND.init,
       memoryLimitMb: options.memoryLimitMb,
@@ -526,7 +546,7 @@ export class SandboxProcess {
     if (run !== undefined) this.#finish(run, this.#deathOutcome(run, code, signal));
     let startError: ChainRuntimeError | undefined;
     if (wasStarting) {
-      startError = new ChainRuntimeError("SANDBOX_FAILED", `The sandbox process did not start: ${failure ?? describeExit(code, signal)}${this.#stderrHint(true)}`, {
+      startError = new ChainRuntimeError("SANDBOX_FAILED", `The sandbox process did not start: ${failure ?? this.#startTimedOut ?? describeExit(code, signal)}${this.#stderrHint(true)}`, {
         details: { pid: this.pid, stderr: this.#stderrTail },
       });
       this.#readiness.reject(startError);

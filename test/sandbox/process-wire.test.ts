@@ -174,6 +174,22 @@ async function returnInParts(script: { parts: number[]; announce: number }, memo
   }
 }
 
+describe("a start that never answers", () => {
+  it("is ended after startTimeoutMs as a failed start, naming why", async () => {
+    const entry = fileURLToPath(new URL("../fixtures/sandbox/silent-child.ts", import.meta.url));
+    const started = performance.now();
+    const sandbox = new SandboxProcess({ entry, memoryLimitMb: 32, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100, startTimeoutMs: 300 });
+    const error: unknown = await sandbox.ready.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toMatchObject({ code: "SANDBOX_FAILED", message: "The sandbox process did not start: it did not become ready within 300 ms and was killed" });
+    await sandbox.exited;
+    expect(sandbox.state).toBe("exited");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+  });
+});
+
 describe("return values in pieces", () => {
   it("cuts a text into pieces of at most the given length, never inside a surrogate pair", () => {
     const text = "ab😀cd😀😀e";
