@@ -14,6 +14,9 @@
  * Invariants:
  * - A child's start (~0.1-0.4 s) is off the critical path once the pool is warm: replacements
  *   for dead, killed and worn-out children are spawned in the background.
+ * - Runs that are not nested hold at most `maxProcesses` children between them; a nested run
+ *   (started from a tool call of one of this driver's runs) goes first and may have a child
+ *   past the cap, which never lets a queued run past it.
  * - One chain per child at a time; a child that died, was killed by the host's timer or was
  *   cancelled by force is dropped, never reused. Other chains are untouched.
  * - A run is repeated only when nothing of it can have happened: its child was killed from
@@ -76,6 +79,8 @@ export interface ProcessSandboxDriverOptions {
 interface Waiter {
   readonly resolve: (child: SandboxProcess) => void;
   readonly reject: (error: Error) => void;
+  /** A run started from inside a tool call of this driver's runs (see MAX_NESTED_RUNS). */
+  readonly nested: boolean;
 }
 
 /** Runs scripts in isolates inside a pool of supervised child processes; see the module comment. */
@@ -101,6 +106,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
   readonly #nesting = new RunNesting();
   readonly #spinWaitUs: number;
   #spawned = 0;
+  /** Children held by runs that are not nested: at most `maxProcesses`, whatever nested runs add. */
+  #ordinaryBusy = 0;
   #lostRuns = 0;
   /** Why the last start failed, as `SANDBOX_FAILED`. */
   #lastStartError: ChainRuntimeError | undefined;
@@ -188,7 +195,9 @@ export class ProcessSandboxDriver implements SandboxDriver {
     try {
       outcome = await child.run(this.#nesting.within(request, depth));
     } finally {
+      if (depth === 0) this.#ordinaryBusy--;
       this.#release(child);
+      this.#serveWaiting();
     }
     // A child killed from outside (the OOM killer, a stray signal) while idle, or the moment it
     // was handed the run, took the run with it before a word about it came back: no call reached
@@ -239,20 +248,18 @@ export class ProcessSandboxDriver implements SandboxDriver {
   /** An idle child, or one when it is free: `undefined` when `signal` fires first, `"timeout"` after `timeoutMs` in the queue. */
   #acquire(signal: AbortSignal | undefined, nested: boolean, timeoutMs: number): Promise<SandboxProcess | undefined | "timeout"> {
     if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
-    // Prefer a child whose next context is prepared; else the least recently used.
-    let index = this.#idle.findIndex((child) => child.isPrepared);
-    if (index < 0 && this.#idle.length > 0) index = 0;
-    const idle = index < 0 ? undefined : this.#idle.splice(index, 1)[0];
+    const idle = this.#mayTake(nested) ? this.#takeIdle() : undefined;
     if (idle !== undefined) {
-      this.#clearExtraTimer(idle);
+      if (!nested) this.#ordinaryBusy++;
       return Promise.resolve(idle);
     }
     const { promise, resolve, reject } = Promise.withResolvers<SandboxProcess | undefined | "timeout">();
-    const waiter: Waiter = { resolve, reject };
+    const waiter: Waiter = { resolve, reject, nested };
     if (nested) {
-      // First in line, with a child of its own on the way, past the cap if need be.
+      // First in line, with a child of its own on the way, past the cap if need be (but one per
+      // nested run waiting: the chains queued behind are not nested, and stay within the cap).
       this.#waiters.unshift(waiter);
-      if (this.#startingCount() < this.#waiters.length) this.#spawn();
+      if (this.#startingCount() < this.#waiters.filter((other) => other.nested).length) this.#spawn();
     } else {
       this.#waiters.push(waiter);
       // More chains waiting than children on the way: start one more, within the cap.
@@ -303,11 +310,46 @@ export class ProcessSandboxDriver implements SandboxDriver {
     this.#offer(child);
   }
 
-  /** A child is free: hand it to the first waiter, else park it. */
+  /** Whether a run may take a child now: a nested run always, another while fewer than `maxProcesses` are held by such runs. */
+  #mayTake(nested: boolean): boolean {
+    return nested || this.#ordinaryBusy < this.maxProcesses;
+  }
+
+  /** An idle child, preferring one whose next context is prepared, else the least recently used. */
+  #takeIdle(): SandboxProcess | undefined {
+    let index = this.#idle.findIndex((child) => child.isPrepared);
+    if (index < 0 && this.#idle.length > 0) index = 0;
+    const idle = index < 0 ? undefined : this.#idle.splice(index, 1)[0];
+    if (idle !== undefined) this.#clearExtraTimer(idle);
+    return idle;
+  }
+
+  /** The first waiter that may take a child now (see {@link #mayTake}), out of the queue. */
+  #nextWaiter(): Waiter | undefined {
+    const index = this.#waiters.findIndex((waiter) => this.#mayTake(waiter.nested));
+    return index < 0 ? undefined : this.#waiters.splice(index, 1)[0];
+  }
+
+  /** Hands `child` to `waiter`, counting it against the cap when the run is not nested. */
+  #hand(waiter: Waiter, child: SandboxProcess): void {
+    if (!waiter.nested) this.#ordinaryBusy++;
+    waiter.resolve(child);
+  }
+
+  /** After a run ends: idle children (parked while the cap held runs back) go to waiters that may now take them. */
+  #serveWaiting(): void {
+    while (this.#idle.length > 0) {
+      const waiter = this.#nextWaiter();
+      if (waiter === undefined) return;
+      this.#hand(waiter, this.#takeIdle() as SandboxProcess);
+    }
+  }
+
+  /** A child is free: hand it to the first waiter that may take it, else park it. */
   #offer(child: SandboxProcess): void {
-    const waiter = this.#waiters.shift();
+    const waiter = this.#nextWaiter();
     if (waiter !== undefined) {
-      waiter.resolve(child);
+      this.#hand(waiter, child);
       return;
     }
     this.#idle.push(child);

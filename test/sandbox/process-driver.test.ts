@@ -335,6 +335,42 @@ describe("ProcessSandboxDriver pool", () => {
     }
   });
 
+  it("keeps chains that are not nested within maxProcesses while a nested run has a child past the cap", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
+    const events: string[] = [];
+    try {
+      await driver.warm();
+      // Outer holds the one child; its tool runs a nested chain (a child of its own, past the
+      // cap), then takes 300 ms more. The queued chain must wait for outer's child, not take the
+      // nested run's.
+      const outer = runOn(driver, "await tools.echo({ outer: true }); return 'outer';", {
+        limits: { memoryLimitMb: 32 },
+        onToolCall: async (call) => {
+          const nested = await runOn(driver, "return 'nested';", { limits: { memoryLimitMb: 32 } });
+          events.push(`nested ${nested.returnJson ?? nested.status}`);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          return ok(call.argsJson);
+        },
+      }).then((outcome) => {
+        events.push("outer ended");
+        return outcome;
+      });
+      await vi.waitFor(() => expect(driver.pidOf(`chain-${chainCounter}`)).toBeDefined(), { timeout: 5_000, interval: 5 });
+      const queued = runOn(driver, "await tools.echo({ queued: true }); return 'queued';", {
+        limits: { memoryLimitMb: 32 },
+        onToolCall: (call) => {
+          events.push("queued started");
+          return Promise.resolve(ok(call.argsJson));
+        },
+      });
+      const [first, second] = await Promise.all([outer, queued]);
+      expect([first.returnJson, second.returnJson]).toEqual(['"outer"', '"queued"']);
+      expect(events).toEqual(['nested "nested"', "outer ended", "queued started"]);
+    } finally {
+      await driver.close();
+    }
+  }, 30_000);
+
   it("ends a run the pipe cannot carry as an error outcome, its child idle for the next (it was held busy for good)", async () => {
     const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
     try {
