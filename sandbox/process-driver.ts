@@ -43,6 +43,8 @@ const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileUR
 
 /** Consecutive failed starts after which waiting chains are refused instead of retried. */
 const MAX_START_FAILURES = 3;
+/** Starts in a row killed from outside that are replaced without counting as failed starts. */
+const MAX_OUTSIDE_START_KILLS = 10;
 /** How long an idle child beyond `processes` lingers before it is retired, ms. */
 const EXTRA_IDLE_MS = 10_000;
 /**
@@ -112,6 +114,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
   /** Why the last start failed, as `SANDBOX_FAILED`. */
   #lastStartError: ChainRuntimeError | undefined;
   #startFailures = 0;
+  /** Starts in a row killed from outside (see MAX_OUTSIDE_START_KILLS). */
+  #outsideStartKills = 0;
   #closed = false;
 
   /** Creates the driver; children are spawned by {@link warm} or the first {@link run}. Throws `ChainRuntimeError` `ARGUMENT_INVALID` for an unknown option, nonsensical sizes or `spinWaitUs`. */
@@ -203,7 +207,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     // was handed the run, took the run with it before a word about it came back: no call reached
     // the host, so running it once more, on another child, repeats nothing.
     const lost = performance.now() - runStart;
-    if (!mayRetry || !child.killedBeforeHeard || lost > LOST_RUN_RETRY_WINDOW_MS || this.#closed || request.signal?.aborted === true) return outcome;
+    if (!mayRetry || !child.killedFromOutside || lost > LOST_RUN_RETRY_WINDOW_MS || this.#closed || request.signal?.aborted === true) return outcome;
     this.#lostRuns++;
     let retry: SandboxRunOutcome;
     try {
@@ -415,6 +419,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     this.#children.add(child);
     void child.ready.then(() => {
       this.#startFailures = 0;
+      this.#outsideStartKills = 0;
       this.#lastStartError = undefined;
       if (this.#closed) child.kill();
       else this.#offer(child);
@@ -438,7 +443,9 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const index = this.#idle.indexOf(child);
     if (index >= 0) this.#idle.splice(index, 1);
     if (this.#closed) return;
-    if (startError !== undefined) this.#onStartFailure(startError);
+    // A start killed from outside (the OOM killer, a stray kill) says nothing of whether starts
+    // work: it does not count towards refusing the waiting chains, up to a point.
+    if (startError !== undefined && !(child.killedFromOutside && ++this.#outsideStartKills <= MAX_OUTSIDE_START_KILLS)) this.#onStartFailure(startError);
     if (this.#startFailures >= MAX_START_FAILURES) return;
     this.#refill();
     // Chains still waiting with nothing on the way (e.g. processes: 0): start one.

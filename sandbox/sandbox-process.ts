@@ -228,11 +228,12 @@ export class SandboxProcess {
   }
 
   /**
-   * True when the last run ended because something outside killed the process (a signal other
-   * than a fault of its own) before the child said anything about the run: no call reached the
-   * host, no output, no outcome. Such a run had no effect anywhere, so it can be run again.
+   * True when something outside killed the process (a signal other than a fault of its own, not
+   * sent by the host, no V8 out-of-memory report) before it said anything about its work then:
+   * while it started, or during a run before any call, output or outcome of the run reached the
+   * host. Such work had no effect anywhere, so it can be done again.
    */
-  get killedBeforeHeard(): boolean {
+  get killedFromOutside(): boolean {
     return this.#killedFromOutside;
   }
 
@@ -546,6 +547,7 @@ export class SandboxProcess {
     if (run !== undefined) this.#finish(run, this.#deathOutcome(run, code, signal));
     let startError: ChainRuntimeError | undefined;
     if (wasStarting) {
+      this.#killedFromOutside = !this.#killed && this.#startTimedOut === undefined && failure === undefined && this.#byOutsideSignal(signal);
       startError = new ChainRuntimeError("SANDBOX_FAILED", `The sandbox process did not start: ${failure ?? this.#startTimedOut ?? describeExit(code, signal)}${this.#stderrHint(true)}`, {
         details: { pid: this.pid, stderr: this.#stderrTail },
       });
@@ -580,7 +582,7 @@ export class SandboxProcess {
         const guard = guardReasonIn(this.#stderrTail);
         if (guard !== undefined) return { ...killOutcome(guard, limits), ...stats };
         const fault = this.#channelFault === undefined ? "" : ` (${this.#channelFault})`;
-        this.#killedFromOutside = !run.heard && signal !== null && !SELF_INFLICTED_SIGNALS.has(signal) && this.#stderrHint(false) === "";
+        this.#killedFromOutside = !run.heard && this.#byOutsideSignal(signal);
         return {
           status: "error",
           error: { phase: "limit", name: "SandboxError", message: `the sandbox process died: ${describeExit(code, signal)}${fault}${this.#stderrHint(false)}` },
@@ -588,6 +590,11 @@ export class SandboxProcess {
         };
       }
     }
+  }
+
+  /** Whether a death by `signal` came from outside: a signal the process does not raise on itself, with no V8 out-of-memory report. */
+  #byOutsideSignal(signal: NodeJS.Signals | null): boolean {
+    return signal !== null && !SELF_INFLICTED_SIGNALS.has(signal) && this.#stderrHint(false) === "";
   }
 
   /** A short reading of the child's last stderr output. */

@@ -335,6 +335,29 @@ describe("ProcessSandboxDriver pool", () => {
     }
   });
 
+  it("replaces children killed from outside while they start without refusing the chains waiting", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
+    try {
+      // A cold driver: the run waits for a child; the first three are killed as they start (it
+      // took three failed starts to refuse every waiting chain with SANDBOX_FAILED).
+      const running = runOn(driver, "return 'served';", { limits: { memoryLimitMb: 32, totalTimeoutMs: 20_000 } });
+      const killed = new Set<number>();
+      while (killed.size < 3) {
+        for (const pid of driver.pids()) {
+          if (killed.has(pid)) continue;
+          process.kill(pid, "SIGKILL");
+          killed.add(pid);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+      const outcome = await running;
+      expect(outcome.returnJson).toBe('"served"');
+      expect(driver.spawnCount).toBeGreaterThanOrEqual(4);
+    } finally {
+      await driver.close();
+    }
+  }, 30_000);
+
   it("keeps chains that are not nested within maxProcesses while a nested run has a child past the cap", async () => {
     const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
     const events: string[] = [];
