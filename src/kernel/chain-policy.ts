@@ -10,7 +10,10 @@ export interface ChainPolicy {
   readonly callTimeoutMs: number;
   /** Longest a whole chain may run, awaiting included. @defaultValue 300_000 */
   readonly totalTimeoutMs: number;
-  /** Longest to wait for a human; must be below `callTimeoutMs`. @defaultValue 55_000 */
+  /**
+   * Longest to wait for a human; must be below `callTimeoutMs`. @defaultValue 55_000, or 11/12 of
+   * `callTimeoutMs` when a policy sets that below 60 000 and leaves this out
+   */
   readonly approvalTimeoutMs: number;
   /** Results up to this many UTF-8 bytes come back inline; larger ones become artifacts. @defaultValue 4096 */
   readonly maxInlineResultBytes: number;
@@ -80,7 +83,14 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
       );
     }
   }
-  const policy: ChainPolicy = { ...DEFAULT_CHAIN_POLICY, ...stripUndefined(overrides) };
+  const given = stripUndefined(overrides);
+  // A shorter call timeout alone brings the approval wait down with it (the default would be refused).
+  const call = given.callTimeoutMs;
+  const derived =
+    given.approvalTimeoutMs === undefined && typeof call === "number" && call < DEFAULT_CHAIN_POLICY.callTimeoutMs
+      ? { approvalTimeoutMs: Math.max(1, call - Math.ceil(call / 12)) }
+      : {};
+  const policy: ChainPolicy = { ...DEFAULT_CHAIN_POLICY, ...given, ...derived };
   for (const [field, min, max] of INTEGER_FIELDS as readonly (readonly [keyof ChainPolicy, number, number?])[]) {
     const value = policy[field];
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || (max !== undefined && value > max)) {

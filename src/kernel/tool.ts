@@ -20,7 +20,10 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** The chain this call belongs to, when it runs inside one. */
   readonly chainId?: string;
-  /** Stable id of this call (`<chainId>:<seq>` inside a chain). */
+  /**
+   * Stable id of this call: inside a chain `c<n>`, in the script's call order from `c0`; for a
+   * direct invocation the call's own `id`, else `<chainId>:<seq>` of its session.
+   */
   readonly callId: string;
   /** Throws the signal's reason when the call has been cancelled; call it between steps. */
   check(): void;

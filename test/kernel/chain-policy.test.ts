@@ -43,6 +43,15 @@ describe("ChainPolicy", () => {
     expect(() => resolveChainPolicy({ totalTimeoutMs: MAX_POLICY_DURATION_MS + 1 })).toThrow(/from 1 to 2147483647/);
   });
 
+  it("brings the approval wait below a shorter callTimeoutMs set alone (the default 55 s was refused)", () => {
+    expect(resolveChainPolicy({ callTimeoutMs: 10_000 })).toMatchObject({ callTimeoutMs: 10_000, approvalTimeoutMs: 9_166 });
+    expect(resolveChainPolicy({ callTimeoutMs: 2 })).toMatchObject({ callTimeoutMs: 2, approvalTimeoutMs: 1 });
+    expect(resolveChainPolicy({ callTimeoutMs: 120_000 }).approvalTimeoutMs).toBe(55_000);
+    // Set together, both are taken as given, and still checked.
+    expect(resolveChainPolicy({ callTimeoutMs: 10_000, approvalTimeoutMs: 2_000 }).approvalTimeoutMs).toBe(2_000);
+    expect(() => resolveChainPolicy({ callTimeoutMs: 10_000, approvalTimeoutMs: 10_000 })).toThrow(/approvalTimeoutMs \(10000\) must be below callTimeoutMs \(10000\)/);
+  });
+
   it("ignores undefined overrides", () => {
     expect(resolveChainPolicy({ maxToolCalls: undefined as unknown as number }).maxToolCalls).toBe(50);
   });
