@@ -23,14 +23,22 @@ export {
   toVercelAITools,
   type VercelAITool,
 } from "./toolbox/provider-schemas.ts";
-export { renderDeclarations } from "./toolbox/render-declarations.ts";
+export { renderDeclarations, type RenderDeclarationsOptions } from "./toolbox/render-declarations.ts";
+export { MAX_SCHEMA_DEPTH, TOOL_NAME_PATTERN } from "./toolbox/assert-valid-tool.ts";
 export { type Skill, type SkillDefinition, defineSkill } from "./skills/skill.ts";
 export { loadSkill, loadSkills, MAX_SKILL_FILE_BYTES } from "./skills/load-skill.ts";
 
 // Invoker and manager.
-export { ToolInvoker } from "./invoker/tool-invoker.ts";
+export { type InvokeContext, type InvokeOptions, type OpenSessionOptions, ToolInvoker, type ToolInvokerOptions } from "./invoker/tool-invoker.ts";
 export { InvokerSession } from "./invoker/invoker-session.ts";
-export { ToolManager } from "./manager/tool-manager.ts";
+export {
+  type ExecuteSelectedToolsOptions,
+  type ForcedToolChoice,
+  ToolManager,
+  type ToolManagerOptions,
+  type ToolManagerToolbox,
+} from "./manager/tool-manager.ts";
+export type { ToolCallResponse } from "./manager/tool-call-response.ts";
 
 // Stores and approval.
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from "./artifacts/memory-blob-store.ts";
@@ -51,7 +59,16 @@ export { APPROVAL_DECISIONS, isApprovalDecision } from "./approval/check-approva
 // Chains.
 export { ToolChainTool, type ChainInput, type ChainRunOptions, type ToolChainToolOptions } from "./chain/tool-chain-tool.ts";
 export { summarizeRun } from "./chain/summarize-run.ts";
-export { compileScript, MAX_SCRIPT_CHARS } from "./compile/compile-script.ts";
+export {
+  type CompileFailure,
+  type CompileOptions,
+  type CompileResult,
+  type CompileSuccess,
+  compileScript,
+  MAX_SCRIPT_CHARS,
+  MAX_SCRIPT_NESTING,
+} from "./compile/compile-script.ts";
+export type { DriverChoice } from "./chain/create-driver.ts";
 export type { SandboxDriver, SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
 export { InProcessSandboxDriver, type InProcessSandboxDriverOptions } from "../sandbox/in-process-driver.ts";
 export { ProcessSandboxDriver, type ProcessSandboxDriverOptions } from "../sandbox/process-driver.ts";
