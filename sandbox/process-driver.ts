@@ -26,9 +26,9 @@
  *   `SANDBOX_FAILED`.
  * @module
  */
-import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
 import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
@@ -36,7 +36,16 @@ import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
 import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** Every field of {@link ProcessSandboxDriverOptions}. */
-const PROCESS_SANDBOX_DRIVER_OPTION_NAMES = optionNames<ProcessSandboxDriverOptions>({ processes: true, maxProcesses: true, memoryLimitMb: true, maxRunsPerProcess: true, maxRunsPerIsolate: true, killGraceMs: true, preludeSource: true, spinWaitUs: true });
+const PROCESS_SANDBOX_DRIVER_OPTION_NAMES = optionNames<ProcessSandboxDriverOptions>({
+  processes: true,
+  maxProcesses: true,
+  memoryLimitMb: true,
+  maxRunsPerProcess: true,
+  maxRunsPerIsolate: true,
+  killGraceMs: true,
+  preludeSource: true,
+  spinWaitUs: true,
+});
 
 /** The child entry next to this file: `.ts` in the source tree (Node's type stripping), `.js` when built. */
 const CHILD_ENTRY = fileURLToPath(new URL(`./child/sandbox-child${extname(fileURLToPath(import.meta.url))}`, import.meta.url));

@@ -13,8 +13,8 @@
  * - When `input` ends, the current and every later request resolve `"denied"`.
  * - On abort the prompt resolves `"denied"`, prints why, and removes its listeners.
  */
-import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { createInterface, type Interface } from "node:readline";
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   type ApprovalDecision,

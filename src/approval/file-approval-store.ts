@@ -40,10 +40,10 @@
  *   race with `remove`, leaves. A writer stopped for longer than that between writing its temp
  *   file and moving it into place fails with `STORE_FAILED`.
  */
-import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { randomBytes } from "node:crypto";
 import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   isChainRuntimeError,

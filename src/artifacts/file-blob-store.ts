@@ -35,10 +35,10 @@
  * atomic renames make that safe); pin counts and `gc` are coordinated within one process only,
  * so let one process own `pin`/`unpin`/`gc` for a directory.
  */
-import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import type { Dirent } from "node:fs";
 import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
   ChainRuntimeError,
   isChainRuntimeError,

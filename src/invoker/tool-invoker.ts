@@ -440,7 +440,14 @@ function checkInvokerOptions(options: ToolInvokerOptions): void {
 }
 
 /** Every field of {@link ToolInvokerOptions}. */
-const INVOKER_OPTION_NAMES = optionNames<ToolInvokerOptions>({ toolbox: true, policy: true, approvalHandler: true, blobStore: true, hooks: true, maxTraceRecords: true });
+const INVOKER_OPTION_NAMES = optionNames<ToolInvokerOptions>({
+  toolbox: true,
+  policy: true,
+  approvalHandler: true,
+  blobStore: true,
+  hooks: true,
+  maxTraceRecords: true,
+});
 
 /** Every field of {@link OpenSessionOptions}. */
 const OPEN_SESSION_OPTION_NAMES = optionNames<OpenSessionOptions>({ chainId: true, policy: true, signal: true, maxTraceRecords: true });
