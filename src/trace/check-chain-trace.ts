@@ -9,7 +9,7 @@
 import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolicy } from "../kernel/index.ts";
 import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallState } from "./chain-trace.ts";
 import { isClockReadings } from "../bridge/protocol.ts";
-import { isChainRunStatus, isInvocationResult } from "./fold-trace-events.ts";
+import { isApprovalRequestShape, isChainError, isChainRunStatus, isInvocationResult, isToolFingerprint } from "./fold-trace-events.ts";
 
 const CALL_STATES: ReadonlySet<unknown> = new Set<TraceCallState>(["started", "completed", "in-doubt"]);
 
@@ -22,7 +22,7 @@ const CALL_STATES: ReadonlySet<unknown> = new Set<TraceCallState>(["started", "c
  */
 export function checkChainTrace(trace: unknown, where: string): asserts trace is ChainTrace {
   checkTraceVersion(trace, where);
-  const problem = traceProblem(trace);
+  const problem = chainTraceProblem(trace);
   if (problem !== undefined) {
     throw new ChainRuntimeError("TRACE_INVALID", `${where}: not a chain trace: ${problem}. Load one with a TraceStore or loadTraceFile.`, {
       details: { problem },
@@ -32,7 +32,7 @@ export function checkChainTrace(trace: unknown, where: string): asserts trace is
 
 /**
  * Throws `TRACE_INVALID` (`details.version`) when `trace.version` is a number this reader does not
- * fold. A `version` that is not a number at all is a shape problem, left to {@link traceProblem}.
+ * fold. A `version` that is not a number at all is a shape problem, left to {@link chainTraceProblem}.
  */
 function checkTraceVersion(trace: unknown, where: string): void {
   if (!isObject(trace) || typeof trace.version !== "number" || READABLE_TRACE_FORMAT_VERSIONS.includes(trace.version)) return;
@@ -44,7 +44,12 @@ function checkTraceVersion(trace: unknown, where: string): void {
   );
 }
 
-function traceProblem(trace: unknown): string | undefined {
+/**
+ * What makes `trace` not a {@link ChainTrace} (the field, and what it should be), or `undefined`
+ * when it has the shape. For a caller that words its own refusal, e.g. `loadTraceFile` naming
+ * the file; the version is not checked here (see {@link checkChainTrace}).
+ */
+export function chainTraceProblem(trace: unknown): string | undefined {
   if (!isObject(trace)) return `got ${describe(trace)}`;
   for (const key of ["chainId", "source", "sourceHash"] as const) if (typeof trace[key] !== "string") return `${key} is ${describe(trace[key])}, not a string`;
   for (const key of ["version", "createdAt", "seed", "clockStart"] as const) if (typeof trace[key] !== "number") return `${key} is ${describe(trace[key])}, not a number`;
@@ -57,13 +62,12 @@ function traceProblem(trace: unknown): string | undefined {
   try {
     resolveChainPolicy(knownPolicyFields(trace.policy));
   } catch (error) {
-    return `its policy is not one a chain could have run under: ${describeThrown(error)}`;
+    // The reason is a sentence of its own; the problem is a clause the caller ends.
+    return `its policy is not one a chain could have run under: ${describeThrown(error).replace(/\.+$/, "")}`;
   }
   const toolbox = trace.toolbox;
   if (!isObject(toolbox) || !Array.isArray(toolbox.tools) || typeof toolbox.digest !== "string") return "toolbox is not { tools: [], digest }";
-  for (const [index, tool] of toolbox.tools.entries()) {
-    if (!isObject(tool) || typeof tool.name !== "string" || typeof tool.risk !== "string") return `toolbox.tools[${index}] is not { name, risk, schemaDigest }`;
-  }
+  for (const [index, tool] of toolbox.tools.entries()) if (!isToolFingerprint(tool)) return `toolbox.tools[${index}] is not { name, risk, schemaDigest } (strings)`;
   if (!Array.isArray(trace.calls)) return `calls is ${describe(trace.calls)}, not an array`;
   for (const [index, call] of trace.calls.entries()) {
     if (!isObject(call) || typeof call.callId !== "string" || typeof call.tool !== "string" || typeof call.seq !== "number" || typeof call.state !== "string") {
@@ -80,14 +84,27 @@ function traceProblem(trace: unknown): string | undefined {
   }
   if (!Array.isArray(trace.approvalRequests)) return `approvalRequests is ${describe(trace.approvalRequests)}, not an array`;
   for (const [index, request] of trace.approvalRequests.entries()) {
-    if (!isObject(request) || typeof request.id !== "string" || typeof request.tool !== "string") return `approvalRequests[${index}] is not { id, tool, args, ... }`;
+    if (!isApprovalRequestShape(request)) return `approvalRequests[${index}] is not { id, tool, risk, args, ... } (id, tool and risk strings)`;
   }
-  if (trace.outcome !== undefined && (!isObject(trace.outcome) || !isChainRunStatus(trace.outcome.status))) {
-    return 'outcome is not { status: "ok" | "error" | "timeout" | "cancelled" | "suspended", ... }';
-  }
-  if (trace.parentChainId !== undefined && typeof trace.parentChainId !== "string") return "parentChainId is not a string";
+  const outcome = outcomeProblem(trace.outcome);
+  if (outcome !== undefined) return outcome;
+  if (trace.parentChainId !== undefined && typeof trace.parentChainId !== "string") return `parentChainId is ${describe(trace.parentChainId)}, not a string`;
   if (trace.clockReadings !== undefined && !isClockReadings(trace.clockReadings)) {
     return "clockReadings is not [elapsed ms, count, ...] (whole numbers, counts of at least 1, at most 10 000 pairs)";
+  }
+  return undefined;
+}
+
+/** What makes `outcome` not a `TraceOutcome` (absent is fine: the chain has not ended), or `undefined`. */
+function outcomeProblem(outcome: unknown): string | undefined {
+  if (outcome === undefined) return undefined;
+  if (!isObject(outcome) || !isChainRunStatus(outcome.status)) return 'outcome is not { status: "ok" | "error" | "timeout" | "cancelled" | "suspended", ... }';
+  if (typeof outcome.durationMs !== "number" || !Number.isFinite(outcome.durationMs)) return `outcome.durationMs is ${describe(outcome.durationMs)}, not a finite number`;
+  for (const key of ["outputText", "returnArtifactRef"] as const) {
+    if (outcome[key] !== undefined && typeof outcome[key] !== "string") return `outcome.${key} is ${describe(outcome[key])}, not a string`;
+  }
+  if (outcome.error !== undefined && !isChainError(outcome.error)) {
+    return "outcome.error is not { phase, name, message, line?, column? } (phase, name and message strings; line and column numbers)";
   }
   return undefined;
 }

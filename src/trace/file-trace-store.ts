@@ -41,17 +41,17 @@
  *
  * @module
  */
-import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { constants, readFileSync } from "node:fs";
 import { mkdir, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
 import { readRegularFile } from "../kernel/read-regular-file.ts";
 import { loadTraceFile, MAX_TRACE_FILE_BYTES, readTraceBytes } from "./load-trace-file.ts";
 import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-event.ts";
-import { decodeTraceFrames, encodeTraceFrame } from "./trace-frame-codec.ts";
+import { decodeTraceFrames, encodeTraceFrame, TRACE_FRAME_HEADER_BYTES } from "./trace-frame-codec.ts";
 import {
   assertTraceChainId,
   chainIdTakenError,
@@ -208,38 +208,80 @@ export class FileTraceStore implements TraceStore {
     return trace;
   }
 
-  /** Summaries of the readable traces in `dir`, newest first. Unreadable files are skipped. */
+  /**
+   * Summaries of the readable traces in `dir`, newest first. Unreadable files are skipped. With
+   * a `limit`, only as many traces are loaded as it takes to know the newest ones (see
+   * `#newestSummaries`): listing the last few of a large store does not read
+   * it all.
+   */
   async list(options: TraceListOptions = {}): Promise<TraceSummary[]> {
+    const chainIds = await this.chainIds();
+    if (options.limit === undefined) return orderTraceSummaries(await this.#summarize(chainIds), options);
+    orderTraceSummaries([], options); // a bad limit is refused before any file is read
+    return orderTraceSummaries(await this.#newestSummaries(chainIds, options.limit), options);
+  }
+
+  /**
+   * The chain ids of the `.trace` files in `dir`, from their names alone (nothing is read, so it
+   * is cheap on a store of any size, where {@link list} loads every trace); none when `dir` does
+   * not exist. A file listed here may still fail to load. @throws ChainRuntimeError
+   * `STORE_FAILED` when the folder cannot be listed.
+   */
+  async chainIds(): Promise<string[]> {
     let names: string[];
     try {
       names = await readdir(this.dir);
     } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === "ENOENT") return orderTraceSummaries([], options);
+      if ((cause as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw new ChainRuntimeError("STORE_FAILED", `Could not list the trace folder ${this.dir}.`, {
         cause,
         details: { dir: this.dir },
       });
     }
-    const chainIds = names
+    return names
       .filter((name) => name.endsWith(TRACE_FILE_EXTENSION))
       .map((name) => name.slice(0, -TRACE_FILE_EXTENSION.length))
       .filter(isTraceChainId);
-    const summaries: TraceSummary[] = [];
-    for (let start = 0; start < chainIds.length; start += LIST_CONCURRENCY) {
-      const batch = chainIds.slice(start, start + LIST_CONCURRENCY);
-      const loaded = await Promise.all(
-        batch.map(async (chainId) => {
-          try {
-            return summarizeTrace(await this.load(chainId));
-          } catch (error) {
-            if (isChainRuntimeError(error)) return undefined; // unreadable or vanished: not listed
-            throw error;
-          }
-        }),
-      );
-      for (const summary of loaded) if (summary !== undefined) summaries.push(summary);
+  }
+
+  /** The summaries of the traces of `chainIds` that load, {@link LIST_CONCURRENCY} at a time; the others are skipped. */
+  async #summarize(chainIds: readonly string[]): Promise<TraceSummary[]> {
+    const loaded = await inBatches(chainIds, async (chainId) => {
+      try {
+        return summarizeTrace(await this.load(chainId));
+      } catch (error) {
+        if (isChainRuntimeError(error)) return undefined; // unreadable or vanished: not listed
+        throw error;
+      }
+    });
+    return loaded.filter((summary) => summary !== undefined);
+  }
+
+  /**
+   * Summaries that hold the `limit` newest readable traces of `chainIds` (the caller orders and
+   * cuts them), loading few of them. Each file's creation time is read from its first record
+   * alone, a few bytes (see {@link readCreatedAt}); files are then loaded newest first until
+   * `limit` loaded traces come before every file left. A file whose first record cannot be read
+   * so is loaded whole, as an unlimited list would. So the result is the unlimited list's first
+   * `limit`: a trace's creation time is that of its first record, and a file that does not load
+   * is skipped either way.
+   */
+  async #newestSummaries(chainIds: readonly string[], limit: number): Promise<TraceSummary[]> {
+    const heads = await inBatches(chainIds, async (chainId) => ({ chainId, createdAt: await readCreatedAt(this.pathOf(chainId)) }));
+    const unknown = await this.#summarize(heads.filter((head) => head.createdAt === undefined).map((head) => head.chainId));
+    // In list order; a summary with no calls stands in for each, for orderTraceSummaries to sort.
+    const known = orderTraceSummaries(heads.flatMap(({ chainId, createdAt }) => (createdAt === undefined ? [] : [{ chainId, createdAt, calls: 0 }])));
+    const loaded: TraceSummary[] = [];
+    for (let next = 0; next < known.length; ) {
+      const candidate = known[next] as TraceSummary;
+      // Every loaded file comes before the candidate (they were taken in order); of the others, count those that do.
+      const before = loaded.length + unknown.filter((summary) => orderTraceSummaries([candidate, summary])[0] === summary).length;
+      if (before >= limit) break;
+      const batch = known.slice(next, next + Math.min(LIST_CONCURRENCY, limit - before));
+      loaded.push(...(await this.#summarize(batch.map((head) => head.chainId))));
+      next += batch.length;
     }
-    return orderTraceSummaries(summaries, options);
+    return [...unknown, ...loaded];
   }
 
   /**
@@ -610,6 +652,52 @@ class ChainLogWriter {
       { cause: this.#failure, details: { chainId: this.#options.chainId } },
     );
   }
+}
+
+/** `task` of each of `items`, {@link LIST_CONCURRENCY} at a time, in the order of `items`. */
+async function inBatches<T, R>(items: readonly T[], task: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = [];
+  for (let start = 0; start < items.length; start += LIST_CONCURRENCY) {
+    results.push(...(await Promise.all(items.slice(start, start + LIST_CONCURRENCY).map(task))));
+  }
+  return results;
+}
+
+/**
+ * When the chain whose log is at `path` was created, read from the log's first record alone
+ * (its `chain-start`), or `undefined` when that cannot be read so: not a regular file, a first
+ * record that is not whole, does not decode or is not a `chain-start` with a finite time. Opens
+ * without blocking and follows a link, as `loadTraceFile` does. Never throws.
+ */
+async function readCreatedAt(path: string): Promise<number | undefined> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stats = await handle.stat();
+    if (!stats.isFile() || stats.size < TRACE_FRAME_HEADER_BYTES || stats.size > MAX_TRACE_FILE_BYTES) return undefined;
+    const header = await readAt(handle, TRACE_FRAME_HEADER_BYTES);
+    const frameBytes = TRACE_FRAME_HEADER_BYTES + header.readUInt32BE(0);
+    if (frameBytes > stats.size) return undefined;
+    const [first] = decodeTraceFrames(await readAt(handle, frameBytes)).events;
+    if (first?.type !== "chain-start" || !Number.isFinite(first.createdAt)) return undefined;
+    return first.createdAt;
+  } catch {
+    return undefined; // the whole file is loaded instead, and says what is wrong with it if anything
+  } finally {
+    await handle?.close().catch(() => undefined);
+  }
+}
+
+/** The first `bytes` bytes of the file; fewer when it is shorter. */
+async function readAt(handle: FileHandle, bytes: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(bytes);
+  let filled = 0;
+  while (filled < bytes) {
+    const { bytesRead } = await handle.read(buffer, filled, bytes - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
 }
 
 /** Deletes `path`; false when it was not there. @throws ChainRuntimeError `STORE_FAILED` otherwise. */

@@ -206,6 +206,41 @@ export function isInvocationResult(value: unknown): boolean {
   return Array.isArray(result.files) && result.files.every(isChainFile);
 }
 
+/**
+ * True for a `ChainError` as a run reports it: string `phase`, `name` and `message`, and, when
+ * present, numeric `line` and `column` and string `codeFrame` and `stack`. A reader prints and
+ * compares these (`trace show` marks `line` in the script); anything else must stop at the loader.
+ */
+export function isChainError(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const error = value as Record<string, unknown>;
+  if (!isString(error.phase) || !isString(error.name) || !isString(error.message)) return false;
+  for (const field of ["line", "column"] as const) if (error[field] !== undefined && !isNumber(error[field])) return false;
+  for (const field of ["codeFrame", "stack"] as const) if (error[field] !== undefined && !isString(error[field])) return false;
+  return true;
+}
+
+/** True for a `ToolboxFingerprint`: `{ tools: [{ name, risk, schemaDigest }, ...], digest }`, all strings. */
+function isToolboxFingerprint(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const toolbox = value as Record<string, unknown>;
+  return Array.isArray(toolbox.tools) && toolbox.tools.every(isToolFingerprint) && isString(toolbox.digest);
+}
+
+/** True for a `ToolFingerprint`: `{ name, risk, schemaDigest }`, all strings. */
+export function isToolFingerprint(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const tool = value as Record<string, unknown>;
+  return isString(tool.name) && isString(tool.risk) && isString(tool.schemaDigest);
+}
+
+/** True for what a reader prints of an `ApprovalRequest`: string `id`, `tool` and `risk`. */
+export function isApprovalRequestShape(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const request = value as Record<string, unknown>;
+  return isString(request.id) && isString(request.tool) && isString(request.risk);
+}
+
 function isChainFile(value: unknown): boolean {
   if (!isRecord(value)) return false;
   const file = value as Record<string, unknown>;
@@ -220,7 +255,7 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     source: isString,
     sourceHash: isString,
     policy: isObject,
-    toolbox: (value) => isObject(value) && Array.isArray((value as { tools?: unknown }).tools),
+    toolbox: isToolboxFingerprint,
     // As run() takes them: a trace is replayed with its seed and clock.
     seed: (value) => Number.isSafeInteger(value),
     clockStart: isTime,
@@ -241,9 +276,20 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     endedAt: isTime,
     durationMs: isNumber,
   },
-  "approval-request": { request: isObject },
+  "approval-request": { request: isApprovalRequestShape },
   clock: { readings: isClockFrameReadings },
   "chain-end": { status: isChainRunStatus, durationMs: isNumber, stats: isObject },
+};
+
+/**
+ * The fields an event type may leave out, and how to check them when present: readers print
+ * them (`trace show`) and compare them (a replay), so one of another type (a number for the
+ * console output, `null` for the error) is refused here, naming it, not met as a `TypeError` there.
+ */
+const OPTIONAL_FIELDS: Readonly<Partial<Record<TraceEvent["type"], Readonly<Record<string, (value: unknown) => boolean>>>>> = {
+  "chain-start": { parentChainId: isString },
+  "tool-call": { risk: isString },
+  "chain-end": { returnArtifactRef: isString, outputText: isString, error: isChainError },
 };
 
 function checkEvent(event: unknown, index: number): asserts event is TraceEvent {
@@ -253,14 +299,15 @@ function checkEvent(event: unknown, index: number): asserts event is TraceEvent 
       type: isObject(event) ? (event as { type?: unknown }).type : typeof event,
     });
   }
-  const fields = REQUIRED_FIELDS[event.type];
-  for (const [field, check] of Object.entries(fields)) {
-    if (!check((event as unknown as Record<string, unknown>)[field])) {
-      throw invalid(`Trace event ${index} (${event.type}) has a missing or malformed "${field}".`, {
-        index,
-        type: event.type,
-        field,
-      });
-    }
+  const fields = event as unknown as Record<string, unknown>;
+  for (const [field, check] of Object.entries(REQUIRED_FIELDS[event.type])) {
+    if (!check(fields[field])) throw malformedField(event.type, index, field, "a missing or malformed");
   }
+  for (const [field, check] of Object.entries(OPTIONAL_FIELDS[event.type] ?? {})) {
+    if (fields[field] !== undefined && !check(fields[field])) throw malformedField(event.type, index, field, "a malformed");
+  }
+}
+
+function malformedField(type: TraceEvent["type"], index: number, field: string, what: string): ChainRuntimeError {
+  return invalid(`Trace event ${index} (${type}) has ${what} "${field}".`, { index, type, field });
 }

@@ -1,6 +1,7 @@
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
 import type { ChainTrace } from "./chain-trace.ts";
+import { chainTraceProblem } from "./check-chain-trace.ts";
 import { foldTraceEvents } from "./fold-trace-events.ts";
 import { decodeTraceFrames } from "./trace-frame-codec.ts";
 
@@ -15,9 +16,10 @@ import { decodeTraceFrames } from "./trace-frame-codec.ts";
  */
 export async function loadTraceFile(path: string): Promise<ChainTrace> {
   const bytes = await readTraceBytes(path);
+  let trace: ChainTrace;
   try {
     // A damaged log, or a file that is not one, is refused by the decoder (see its torn-tail rule).
-    return foldTraceEvents(decodeTraceFrames(bytes).events);
+    trace = foldTraceEvents(decodeTraceFrames(bytes).events);
   } catch (error) {
     if (isChainRuntimeError(error) && error.code === "TRACE_INVALID") {
       throw new ChainRuntimeError("TRACE_INVALID", `${path}: ${error.message}`, {
@@ -27,6 +29,22 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
     }
     throw error;
   }
+  checkLoadedTrace(trace, path);
+  return trace;
+}
+
+/**
+ * Throws `TRACE_INVALID` naming `path` and the field unless the folded `trace` is one every
+ * reader takes (`checkChainTrace`'s rules: a policy a chain could run under, and so on). Checked
+ * here, once, so a hand-made file that folds is refused on loading, as the file it is, and not
+ * later by whichever function reads it first, in its own name.
+ */
+function checkLoadedTrace(trace: ChainTrace, path: string): void {
+  const problem = chainTraceProblem(trace);
+  if (problem === undefined) return;
+  throw new ChainRuntimeError("TRACE_INVALID", `${path}: not a chain trace: ${problem} (a damaged or hand-edited file?).`, {
+    details: { path, problem },
+  });
 }
 
 /**

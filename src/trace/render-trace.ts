@@ -25,7 +25,7 @@ export function renderTraceTable(trace: ChainTrace): string {
       call.durationMs === undefined ? "-" : String(Math.round(call.durationMs)),
     ]);
   }
-  const widths = COLUMNS.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? "").length)));
+  const widths = columnWidths(rows);
   const lines = rows.map((row) =>
     row
       .map((cell, column) => cell.padEnd(widths[column] ?? 0))
@@ -36,12 +36,31 @@ export function renderTraceTable(trace: ChainTrace): string {
   return lines.join("\n");
 }
 
+/**
+ * The widest cell of each column. A loop, not `Math.max(...cells)`: spreading one argument per
+ * row overflows the call stack on a trace of some 150 000 calls.
+ */
+function columnWidths(rows: readonly (readonly string[])[]): number[] {
+  const widths = COLUMNS.map(() => 0);
+  for (const row of rows) {
+    for (const [column, cell] of row.entries()) widths[column] = Math.max(widths[column] ?? 0, cell.length);
+  }
+  return widths;
+}
+
 function describeCallStatus(call: TraceCallEntry): string {
   if (call.state !== "completed") return call.state;
   const status = call.status ?? call.result?.status ?? "completed";
   const code = call.result !== undefined && "code" in call.result ? call.result.code : undefined;
   return code === undefined ? status : `${status} (${code})`;
 }
+
+/**
+ * What JavaScript counts as the end of a line (ECMA-262 LineTerminatorSequence): an error's line
+ * number counts these, so the script must be split on the same ones for the marker to land on
+ * the failing line. CRLF is one terminator.
+ */
+const LINE_TERMINATOR = /\r\n|[\n\r\u2028\u2029]/;
 
 /**
  * The script with 1-based line numbers in a gutter, the line `line` marked with `>` (the
@@ -64,7 +83,7 @@ export function renderScriptWithMarker(source: string, line?: number): string {
       details: { argument: "line" },
     });
   }
-  const lines = source.split(/\r?\n/);
+  const lines = source.split(LINE_TERMINATOR);
   const width = String(lines.length).length;
   return lines
     .map((text, index) => {

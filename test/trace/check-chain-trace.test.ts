@@ -50,3 +50,32 @@ describe("checkChainTrace: the trace format version", () => {
     for (const version of [1, 2]) expect(() => call({ ...trace, version })).not.toThrow();
   });
 });
+
+describe("checkChainTrace: the fields a reader prints", () => {
+  const ended = (outcome: object): ChainTrace => ({ ...trace, outcome: { ...trace.outcome, ...outcome } }) as ChainTrace;
+
+  it.each([
+    ["toolbox.tools[0] is not { name, risk, schemaDigest } (strings)", { ...trace, toolbox: { tools: [null], digest: "d" } }],
+    ["parentChainId is an object, not a string", { ...trace, parentChainId: { toString: 1 } }],
+    ["approvalRequests[0] is not { id, tool, risk, args, ... } (id, tool and risk strings)", { ...trace, approvalRequests: [{ id: "r", tool: "t", risk: { x: 1 } }] }],
+    ["outcome.outputText is a number, not a string", ended({ outputText: 5 })],
+    ["outcome.returnArtifactRef is a number, not a string", ended({ returnArtifactRef: 12 })],
+    ["outcome.durationMs is a string, not a finite number", ended({ durationMs: "1" })],
+    ["outcome.error is not { phase, name, message, line?, column? } (phase, name and message strings; line and column numbers)", ended({ status: "error", error: null })],
+    ["outcome.error is not { phase, name, message, line?, column? } (phase, name and message strings; line and column numbers)", ended({ status: "error", error: { phase: "runtime", name: "E", message: "m", line: "2" } })],
+  ])("refuses a trace whose %s, naming the field, not with a TypeError", (problem, value) => {
+    for (const [, name, call] of callers) {
+      const error = thrown(() => call(value as unknown as ChainTrace));
+      expect(error.code).toBe("TRACE_INVALID");
+      expect(error.message).toBe(`${name}: not a chain trace: ${problem}. Load one with a TraceStore or loadTraceFile.`);
+    }
+  });
+
+  it("ends the message of a policy refused with one period, not two", () => {
+    const error = thrown(() => exportTraceJson({ ...trace, policy: { maxToolCalls: -5 } } as unknown as ChainTrace));
+    expect(error.message).toBe(
+      "exportTraceJson(): not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer >= 0; got -5. " +
+        "Load one with a TraceStore or loadTraceFile.",
+    );
+  });
+});

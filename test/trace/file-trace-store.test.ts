@@ -348,8 +348,50 @@ describe("FileTraceStore", () => {
     await store.close();
   });
 
+  it("lists the newest traces under a limit loading no more of them than that takes, as the unlimited list would", async () => {
+    const dir = await freshDir();
+    const writer = new FileTraceStore({ dir, fsync: false });
+    const ids = Array.from({ length: 40 }, (_, index) => `t${String(index).padStart(2, "0")}`);
+    for (const [index, id] of ids.entries()) {
+      // Two of each creation time: ties are ordered by chain id.
+      await writer.append(id, chainStartEvent(id, { createdAt: 1_700_000_000_000 + Math.floor(index / 2) }));
+      await writer.append(id, chainEndEvent());
+    }
+    await writer.close();
+    // The newest trace has a whole first record but a damaged one after it: it is not listed.
+    await writeFile(join(dir, "t39.trace"), Buffer.concat([encodeTraceFrame(chainStartEvent("t39", { createdAt: 1_800_000_000_000 })), Buffer.from([0, 0, 0, 3, 1, 2, 3]), encodeTraceFrame(chainEndEvent())]));
+    // A file whose first record cannot be read alone is loaded whole, and listed if it loads.
+    await writeFile(join(dir, "garbage.trace"), Buffer.from("not a trace at all"));
+    const store = new FileTraceStore({ dir });
+    const all = await store.list();
+    expect(all.map((summary) => summary.chainId).slice(0, 4)).toEqual(["t38", "t36", "t37", "t34"]);
+    const load = vi.spyOn(store, "load");
+    for (const limit of [1, 3, 4, 39, 100]) {
+      load.mockClear();
+      expect(await store.list({ limit }), `limit ${limit}`).toEqual(all.slice(0, limit));
+      // The garbage file, the damaged newest one, and the newest `limit` that load.
+      if (limit < 39) expect(load.mock.calls.length, `limit ${limit}`).toBe(limit + 2);
+    }
+    await expect(store.list({ limit: -1 })).rejects.toThrow(/limit/);
+  });
+
   it("lists nothing when the folder does not exist yet", async () => {
     expect(await new FileTraceStore({ dir: await freshDir() }).list()).toEqual([]);
+    expect(await new FileTraceStore({ dir: await freshDir() }).chainIds()).toEqual([]);
+  });
+
+  it("names the chain ids of its trace files without reading them", async () => {
+    const dir = await freshDir();
+    const writer = new FileTraceStore({ dir, fsync: false });
+    await writer.append("kept", chainStartEvent("kept"));
+    await writer.close();
+    await writeFile(join(dir, "damaged.trace"), Buffer.from("not a trace"));
+    await writeFile(join(dir, "not an id!.trace"), Buffer.from(""));
+    await writeFile(join(dir, "other.txt"), Buffer.from(""));
+    const store = new FileTraceStore({ dir });
+    const load = vi.spyOn(store, "load");
+    expect((await store.chainIds()).sort()).toEqual(["damaged", "kept"]);
+    expect(load).not.toHaveBeenCalled();
   });
 
   it("reads its files back through loadTraceFile, and reports a missing path as TRACE_NOT_FOUND", async () => {
@@ -360,6 +402,21 @@ describe("FileTraceStore", () => {
     expect((await loadTraceFile(join(dir, "path.trace"))).outcome?.status).toBe("ok");
     await expectCode(loadTraceFile(join(dir, "missing.trace")), "TRACE_NOT_FOUND");
     await store.close();
+  });
+
+  it("refuses a file whose events fold into what no reader takes, naming the file and the field", async () => {
+    const dir = await freshDir();
+    await mkdir(dir, { recursive: true });
+    const path = join(dir, "hand-made.trace");
+    const write = (...events: Parameters<typeof encodeTraceFrame>[0][]): Promise<void> => writeFile(path, Buffer.concat(events.map(encodeTraceFrame)));
+    await write(chainStartEvent("hand-made", { policy: { maxToolCalls: -5 } as never }), chainEndEvent());
+    await expectCode(loadTraceFile(path), "TRACE_INVALID");
+    await expect(loadTraceFile(path)).rejects.toThrow(
+      `${path}: not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer >= 0; got -5 (a damaged or hand-edited file?).`,
+    );
+    await write(chainStartEvent("hand-made"), chainEndEvent({ status: "error", error: null as never }));
+    await expect(loadTraceFile(path)).rejects.toThrow(`${path}: Trace event 1 (chain-end) has a malformed "error".`);
+    await expect(new FileTraceStore({ dir }).load("hand-made")).rejects.toThrow(`${path}: Trace event 1 (chain-end) has a malformed "error".`);
   });
 
   it("refuses what is not a regular trace file at once: a FIFO, a directory, a file past MAX_TRACE_FILE_BYTES", async () => {

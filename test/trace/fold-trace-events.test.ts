@@ -118,6 +118,19 @@ describe("foldTraceEvents", () => {
     ["a clock start no Date can hold", [chainStartEvent("x", { clockStart: 1e300 })]],
     ["a creation time no Date can hold", [chainStartEvent("x", { createdAt: -9e15 })]],
     ["a call start no Date can hold", [chainStartEvent("x"), toolCallEvent(0, { startedAt: 8.64e15 + 1 })]],
+    // Readers print and compare these: one of another type must not reach them.
+    ["a toolbox tool that is null", [chainStartEvent("x", { toolbox: { tools: [null], digest: "d" } as never })]],
+    ["a toolbox tool without a risk", [chainStartEvent("x", { toolbox: { tools: [{ name: "t", schemaDigest: "s" }], digest: "d" } as never })]],
+    ["a toolbox without a digest", [chainStartEvent("x", { toolbox: { tools: [] } as never })]],
+    ["a parent chain id that is an object", [chainStartEvent("x", { parentChainId: { toString: 1 } as never })]],
+    ["a call risk that is an object", [chainStartEvent("x"), toolCallEvent(0, { risk: { x: 1 } as never })]],
+    ["an approval request without an id", [chainStartEvent("x"), { type: "approval-request", request: { tool: "t", risk: "high" } }]],
+    ["console output that is not a string", [chainStartEvent("x"), chainEndEvent({ outputText: 5 as never })]],
+    ["a return artifact ref that is not a string", [chainStartEvent("x"), chainEndEvent({ returnArtifactRef: 12 as never })]],
+    ["an error that is null", [chainStartEvent("x"), chainEndEvent({ status: "error", error: null as never })]],
+    ["an error that is a string", [chainStartEvent("x"), chainEndEvent({ status: "error", error: "boom" as never })]],
+    ["an error whose name is an object", [chainStartEvent("x"), chainEndEvent({ status: "error", error: { phase: "runtime", name: {}, message: "m" } as never })]],
+    ["an error whose line is a string", [chainStartEvent("x"), chainEndEvent({ status: "error", error: { phase: "runtime", name: "E", message: "m", line: "2" } as never })]],
   ])("refuses %s with TRACE_INVALID", (_label, events) => {
     expect(foldError(events).code).toBe("TRACE_INVALID");
   });
@@ -132,5 +145,14 @@ describe("foldTraceEvents", () => {
 
   it("names the field that is malformed", () => {
     expect(foldError([chainStartEvent("x"), { ...toolCallEvent(0), startedAt: "soon" }]).message).toContain('"startedAt"');
+    expect(foldError([chainStartEvent("x"), chainEndEvent({ outputText: { a: 1 } as never })]).message).toBe('Trace event 1 (chain-end) has a malformed "outputText".');
+    expect(foldError([chainStartEvent("x", { parentChainId: 5 as never })]).message).toBe('Trace event 0 (chain-start) has a malformed "parentChainId".');
+  });
+
+  it("takes a complete error and leaves absent optional fields alone", () => {
+    const error = { phase: "runtime", name: "E", message: "m", line: 2, column: 5, codeFrame: "> 2 | x", stack: "E: m" } as const;
+    expect(foldTraceEvents([chainStartEvent("x"), chainEndEvent({ status: "error", error })]).outcome?.error).toEqual(error);
+    const { risk: _risk, ...withoutRisk } = toolCallEvent(0);
+    expect(() => foldTraceEvents([chainStartEvent("x"), withoutRisk, chainEndEvent()])).not.toThrow();
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { TraceCallEntry } from "../../src/trace/chain-trace.ts";
 import { foldTraceEvents } from "../../src/trace/fold-trace-events.ts";
 import { renderScriptWithMarker, renderTraceTable } from "../../src/trace/render-trace.ts";
 import { chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
@@ -28,6 +29,16 @@ describe("renderTraceTable", () => {
     expect(renderTraceTable(foldTraceEvents([chainStartEvent("r")]))).toBe("seq  callId  tool  status  ms\n(no calls)");
   });
 
+  it("renders a trace of 200 000 calls (no call-stack overflow from one argument per row)", () => {
+    const base = foldTraceEvents([chainStartEvent("big"), toolCallEvent(0)]);
+    const call = base.calls[0] as TraceCallEntry;
+    const calls = Array.from({ length: 200_000 }, (_, seq) => ({ ...call, seq, callId: `c${seq}` }));
+    const lines = renderTraceTable({ ...base, calls }).split("\n");
+    expect(lines).toHaveLength(200_001);
+    expect(lines[0]).toBe("seq     callId   tool  status    ms");
+    expect(lines[200_000]).toBe("199999  c199999  echo  in-doubt  -");
+  });
+
   it("shows started for a live view of a running call", () => {
     const trace = foldTraceEvents([chainStartEvent("r"), toolCallEvent(0)], { openCallState: "started" });
     expect(renderTraceTable(trace).split("\n")[1]).toBe("0    c0      echo  started  -");
@@ -53,6 +64,13 @@ describe("renderScriptWithMarker", () => {
 
   it("handles CRLF and blank lines without trailing spaces", () => {
     expect(renderScriptWithMarker("a\r\n\r\nb", 2)).toBe("  1 | a\n> 2 |\n  3 | b");
+  });
+
+  it("counts lines as JavaScript does: a lone CR, U+2028 and U+2029 end a line too, CRLF is one", () => {
+    // An error at line 3 of this script is the throw: JavaScript counts \r, \u2028 and \u2029.
+    const script = "a\rb\u2028throw 1\u2029c\r\nd";
+    expect(renderScriptWithMarker(script, 3)).toBe("  1 | a\n  2 | b\n> 3 | throw 1\n  4 | c\n  5 | d");
+    expect(renderScriptWithMarker(script, 6)).not.toContain(">");
   });
 });
 
