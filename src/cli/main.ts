@@ -28,6 +28,8 @@ import { stalledStep } from "./pending-step.ts";
 import { parseCount } from "./parse-count.ts";
 import { prepareStore } from "./prepare-store.ts";
 import { replayCommand } from "./replay-command.ts";
+import { resumeCommand } from "./resume-command.ts";
+import { checkStoreOption, DEFAULT_STORE, storeWords } from "./store-option.ts";
 import { traceCommand } from "./trace-command.ts";
 import { USAGE } from "./usage.ts";
 import { guardOutput, outputExitCode, writeErr, writeOut } from "./terminal-text.ts";
@@ -56,7 +58,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
       tools: { type: "string" },
       approve: { type: "string" },
       "max-calls": { type: "string" },
-      store: { type: "string", default: ".isochain" },
+      store: { type: "string", default: DEFAULT_STORE },
       trace: { type: "boolean", default: true },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -74,6 +76,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
   }
   // Every check of the command line before anything is read or created.
   const maxToolCalls = parseCount(MAX_CALLS_OPTION, values["max-calls"]);
+  checkStoreOption(values.store);
   const suspend = values.approve === "suspend";
   const approvalHandler = suspend ? undefined : approvalHandlerFor(values.approve);
   const code = await readScriptFile(scriptPath);
@@ -110,10 +113,10 @@ async function runCommand(args: readonly string[]): Promise<number> {
     writeOut(`${JSON.stringify(run, null, 2)}\n`);
   } else {
     writeOut(await formatRun(run, { scriptPath, code, artifacts, blobStore }));
-    if (traceStore && !run.traceError) writeOut(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)})\n`);
+    if (traceStore && !run.traceError) writeOut(`\ntrace saved: ${run.chainId}  (isochain trace show ${run.chainId.slice(0, 8)}${storeWords(values.store)})\n`);
     if (run.pendingApproval) {
       writeOut(`\nsuspended: waiting for approval of ${run.pendingApproval.tool} (${run.pendingApproval.risk}) with ${clipText(argumentText(run.pendingApproval.args), 160)}\n`);
-      if (!run.traceError) writeOut(`resume with: isochain replay ${run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`);
+      if (!run.traceError) writeOut(`resume with: ${resumeCommand(run.chainId, values.tools, values.store)}\n`);
     }
   }
   if (run.traceError) {

@@ -20,8 +20,10 @@ import { formatRun } from "./format-run.ts";
 import { loadToolModule } from "./load-tools.ts";
 import { prepareStore } from "./prepare-store.ts";
 import { resolveTrace } from "./resolve-trace.ts";
+import { resumeCommand } from "./resume-command.ts";
+import { checkStoreOption, DEFAULT_STORE, storeWords } from "./store-option.ts";
 import { USAGE } from "./usage.ts";
-import { writeErr, writeOut } from "./terminal-text.ts";
+import { oneLineText, writeErr, writeOut } from "./terminal-text.ts";
 
 /**
  * `isochain replay <id|file> [--resume]`. Strict (the default) needs no tools and exits 0 when
@@ -40,7 +42,7 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
       decision: { type: "string" },
       approve: { type: "string" },
       force: { type: "boolean", default: false },
-      store: { type: "string", default: ".isochain" },
+      store: { type: "string", default: DEFAULT_STORE },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -74,8 +76,9 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     }
   }
   const inDoubt = parseInDoubt(values["in-doubt"] ?? []);
+  checkStoreOption(values.store);
   const traceStore = new FileTraceStore({ dir: join(values.store, "traces") });
-  const trace = await resolveTrace(ref, traceStore);
+  const trace = await resolveTrace(ref, traceStore, values.store);
 
   if (!values.resume) {
     const report = await replay(trace, { mode: "strict" });
@@ -117,7 +120,7 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
         await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore, trace })
       : await replay(trace, { ...common, mode: "resume", traceStore });
   } catch (error) {
-    throw inDoubtUsageError(error, trace) ?? error;
+    throw inDoubtUsageError(error, trace, values.store) ?? error;
   }
   if (values.json) {
     writeOut(`${JSON.stringify(report, null, 2)}\n`);
@@ -127,7 +130,7 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
     if (report.run.pendingApproval) {
       writeOut(`\nsuspended again: waiting for approval of ${report.run.pendingApproval.tool}\n`);
       if (!report.run.traceError) {
-        writeOut(`resume with: isochain replay ${report.run.chainId} --resume --decision approved|denied|skipped --tools ${values.tools}\n`);
+        writeOut(`resume with: ${resumeCommand(report.run.chainId, values.tools, values.store)}\n`);
       }
     }
   }
@@ -165,7 +168,7 @@ function parseInDoubt(entries: readonly string[]): Record<string, InDoubtDecisio
  * (`ARGUMENT_INVALID`, `details.argument` `inDoubt.<callId>` and `details.reason`): said in the
  * CLI's terms.
  */
-function inDoubtUsageError(error: unknown, trace: ChainTrace): ChainRuntimeError | undefined {
+function inDoubtUsageError(error: unknown, trace: ChainTrace, store: string): ChainRuntimeError | undefined {
   if (!isChainRuntimeError(error) || error.code !== "ARGUMENT_INVALID") return undefined;
   const argument = error.details.argument;
   if (typeof argument !== "string" || !argument.startsWith("inDoubt.")) return undefined;
@@ -174,7 +177,7 @@ function inDoubtUsageError(error: unknown, trace: ChainTrace): ChainRuntimeError
   const why = typeof reason === "string" ? reason : error.message;
   return new ChainRuntimeError(
     "CLI_USAGE",
-    `--in-doubt ${callId}: ${why} Decide only the calls \`isochain trace show ${trace.chainId}\` lists as in doubt.`,
+    `--in-doubt ${callId}: ${why} Decide only the calls \`isochain trace show ${trace.chainId}${storeWords(store)}\` lists as in doubt.`,
     { cause: error, details: { option: "--in-doubt", callId } },
   );
 }
@@ -183,10 +186,11 @@ function formatStrict(report: ReplayReport, trace: ChainTrace): string {
   const out: string[] = [];
   const calls = report.replayedCalls.length;
   if (report.identical) {
-    out.push(`replay of chain ${report.sourceChainId}: identical (${calls} call${calls === 1 ? "" : "s"} answered from the trace, outcome ${report.run.status})`);
+    out.push(`replay of chain ${oneLineText(report.sourceChainId)}: identical (${calls} call${calls === 1 ? "" : "s"} answered from the trace, outcome ${report.run.status})`);
     if (report.partialAt !== undefined) out.push(partialNote(report.partialAt, trace));
   } else {
-    out.push(`replay of chain ${report.sourceChainId}: DIVERGED (${report.divergence?.kind}${report.divergence?.callId ? ` at ${report.divergence.callId}` : ""})`);
+    const at = report.divergence?.callId ? ` at ${oneLineText(report.divergence.callId)}` : "";
+    out.push(`replay of chain ${oneLineText(report.sourceChainId)}: DIVERGED (${report.divergence?.kind}${at})`);
     if (report.divergence) out.push(report.divergence.message);
     // A missing call's message already ends with the script's failure (see replay()).
     const failure = report.divergence?.kind === "missing-call" ? undefined : replayedFailure(report.run);

@@ -26,6 +26,18 @@ export function terminalText(text: string): string {
   return escapeTerminalText(text);
 }
 
+/** The line breaks {@link terminalText} keeps: a newline, and U+2028 and U+2029, which some terminals and pagers break at. */
+const LINE_BREAKS = /[\n\u2028\u2029]/g;
+
+/**
+ * `text` as {@link terminalText} writes it, and its line breaks written as `\uXXXX` too: for
+ * text that must stay on its line (a table cell, a chain id in a header). A trace field holding
+ * a newline would otherwise print as a row or a line of its own, one the trace never had.
+ */
+export function oneLineText(text: string): string {
+  return terminalText(text).replace(LINE_BREAKS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Writes `text` to stdout, made safe to show; nothing once stdout has failed. */
 export function writeOut(text: string): void {
   write(process.stdout, text);

@@ -6,6 +6,8 @@ import { formatTrace, formatTraceList } from "./format-trace.ts";
 import { writeOutputFile } from "./output-file.ts";
 import { parseCount } from "./parse-count.ts";
 import { resolveTrace } from "./resolve-trace.ts";
+import { checkStoreOption, DEFAULT_STORE } from "./store-option.ts";
+import { unreadableTraces } from "./stored-traces.ts";
 import { USAGE } from "./usage.ts";
 import { writeErr, writeOut } from "./terminal-text.ts";
 
@@ -27,7 +29,7 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
     `trace ${sub}`,
     rest,
     {
-      store: { type: "string", default: ".isochain" },
+      store: { type: "string", default: DEFAULT_STORE },
       limit: { type: "string" },
       json: { type: "boolean", default: false },
       test: { type: "boolean", default: false },
@@ -42,11 +44,19 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
     return EXIT_OK;
   }
   refuseMisplacedOptions(sub, values);
+  checkStoreOption(values.store);
   const store = new FileTraceStore({ dir: join(values.store, "traces") });
   if (sub === "ls") {
     const limit = parseCount(LIMIT_OPTION, values.limit);
+    // Named before the list is read: a trace written in between is listed, not taken for unreadable.
+    const stored = await store.chainIds();
     const summaries = await store.list(limit === undefined ? {} : { limit });
     writeOut(values.json ? `${JSON.stringify(summaries, null, 2)}\n` : formatTraceList(summaries));
+    // The list skips a file it cannot read; say so, and why. Under a limit the list reached, the
+    // files past it were never read (that is the point of --limit): nothing is known of them.
+    if (limit === undefined || summaries.length < limit) {
+      for (const reason of await unreadableTraces(store, stored, summaries)) writeErr(`isochain trace ls: not listed, could not be read: ${reason}\n`);
+    }
     return EXIT_OK;
   }
   const ref = positionals[0];
@@ -54,7 +64,7 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
     writeErr(`isochain trace ${sub}: needs a chain id or a .trace file\n\n${USAGE}\n`);
     return EXIT_USAGE;
   }
-  const trace = await resolveTrace(ref, store);
+  const trace = await resolveTrace(ref, store, values.store);
   let text: string;
   if (sub === "show") text = values.json ? `${exportTraceJson(trace)}\n` : formatTrace(trace);
   else text = values.test ? traceToTest(trace, { importFrom: values.import ?? "isochain" }) : `${exportTraceJson(trace)}\n`;

@@ -2,9 +2,11 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_SCRIPT_CHARS, type TraceEvent } from "../../src/index.ts";
-import { decodeTraceFrames } from "../../src/trace/trace-frame-codec.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { resolveTrace } from "../../src/cli/resolve-trace.ts";
+import { FileTraceStore, MAX_SCRIPT_CHARS, type TraceEvent } from "../../src/index.ts";
+import { decodeTraceFrames, encodeTraceFrame } from "../../src/trace/trace-frame-codec.ts";
+import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "../trace/fixtures/sample-events.ts";
 
 const MAIN = resolve("src/cli/main.ts");
 const TOOLS = resolve("examples/crm-tools.ts");
@@ -47,6 +49,13 @@ function file(name: string, text: string): string {
 /** A tool module in the temp cwd: `body` may use `defineTool` and `Toolbox`. */
 function toolModule(name: string, body: string): string {
   return file(name, `import { defineTool, Toolbox } from ${JSON.stringify(INDEX)};\nvoid Toolbox;\n${body}\n`);
+}
+
+/** Writes `events` as the trace file `path` (folders created), as a hand-made or damaged trace would be. */
+function traceFile(path: string, events: readonly object[]): string {
+  mkdirSync(join(path, ".."), { recursive: true });
+  writeFileSync(path, Buffer.concat(events.map((event) => encodeTraceFrame(event as TraceEvent))));
+  return path;
 }
 
 function savedTraceId(stdout: string): string {
@@ -597,5 +606,144 @@ describe("isochain CLI: a strict replay of a trace with no end", () => {
     const replayed = isochain("replay", savedTraceId(run.stdout));
     expect(replayed.code, replayed.stderr).toBe(0);
     expect(replayed.stdout).toContain("note: the trace ends in doubt at c3 (the chain was suspended there); the replay stopped there too.\n");
+  });
+});
+
+describe("isochain CLI: traces that cannot be read", () => {
+  const store = (): string => mkdtempSync(join(cwd, "damaged-store-"));
+  const damaged = (dir: string, id: string): string => {
+    const path = join(dir, "traces", `${id}.trace`);
+    traceFile(path, [chainStartEvent(id), chainEndEvent({ outputText: 5 as never })]);
+    return path;
+  };
+
+  it("trace show and replay of a damaged trace in the store say why it cannot be read, by id or by prefix, not TRACE_NOT_FOUND", () => {
+    const dir = store();
+    const id = "0123abcd-damaged";
+    const path = damaged(dir, id);
+    const said = `isochain: TRACE_INVALID: ${path}: Trace event 1 (chain-end) has a malformed "outputText".\n`;
+    for (const args of [["trace", "show", id], ["trace", "show", id.slice(0, 8)], ["replay", id], ["trace", "export", id.slice(0, 8)]]) {
+      const shown = isochain(...args, "--store", dir);
+      expect(shown.code, args.join(" ")).toBe(2);
+      expect(shown.stderr, args.join(" ")).toBe(said);
+    }
+  });
+
+  it("trace ls lists the readable traces and says, on stderr, which files it could not read and why", () => {
+    const dir = store();
+    const path = damaged(dir, "broken-one");
+    traceFile(join(dir, "traces", "fine.trace"), [chainStartEvent("fine"), chainEndEvent()]);
+    for (const json of [[], ["--json"]]) {
+      const ls = isochain("trace", "ls", "--store", dir, ...json);
+      expect(ls.code, ls.stderr).toBe(0);
+      expect(ls.stdout).toContain("fine");
+      expect(ls.stdout).not.toContain("broken-one");
+      expect(ls.stderr).toBe(`isochain trace ls: not listed, could not be read: TRACE_INVALID: ${path}: Trace event 1 (chain-end) has a malformed "outputText".\n`);
+    }
+    // A limit the readable traces do not fill: every file was read, and the damaged one is named.
+    expect(isochain("trace", "ls", "--store", dir, "--limit", "5").stderr).toContain(path);
+  });
+
+  it("finds a trace by prefix from the file names, loading only the match", async () => {
+    const dir = store();
+    for (const id of ["aaaa1111-x", "aaaa2222-y", "bbbb3333-z"]) traceFile(join(dir, "traces", `${id}.trace`), [chainStartEvent(id), chainEndEvent()]);
+    const traces = new FileTraceStore({ dir: join(dir, "traces") });
+    const load = vi.spyOn(traces, "load");
+    expect((await resolveTrace("bbbb", traces, dir)).chainId).toBe("bbbb3333-z");
+    // The ref as a whole id first (there is no such file), then the one match; no other trace.
+    expect(load.mock.calls).toEqual([["bbbb"], ["bbbb3333-z"]]);
+    await expect(resolveTrace("aaaa", traces, dir)).rejects.toThrow('"aaaa" matches 2 traces (aaaa1111-x, aaaa2222-y, ...): give more of the id.');
+    await expect(resolveTrace("cccc", traces, dir)).rejects.toThrow(`No trace "cccc": not a .trace file, and no chain id in the store starts with it. See \`isochain trace ls --store ${dir}\`.`);
+  });
+});
+
+describe("isochain CLI: hand-made traces that fold but are not traces", () => {
+  it("are refused as TRACE_INVALID naming the file and the field, never a TypeError, by every command", () => {
+    const cases: [string, object[], string][] = [
+      ["tools-null", [chainStartEvent("h", { toolbox: { tools: [null], digest: "d" } as never }), chainEndEvent()], 'Trace event 0 (chain-start) has a missing or malformed "toolbox".'],
+      ["parent-obj", [chainStartEvent("h", { parentChainId: { toString: 1 } as never }), chainEndEvent()], 'Trace event 0 (chain-start) has a malformed "parentChainId".'],
+      ["output-num", [chainStartEvent("h"), chainEndEvent({ outputText: 5 as never })], 'Trace event 1 (chain-end) has a malformed "outputText".'],
+      ["error-null", [chainStartEvent("h"), chainEndEvent({ status: "error", error: null as never })], 'Trace event 1 (chain-end) has a malformed "error".'],
+      ["error-line", [chainStartEvent("h"), chainEndEvent({ status: "error", error: { phase: "runtime", name: "E", message: "m", line: "2" } as never })], 'Trace event 1 (chain-end) has a malformed "error".'],
+      [
+        "policy-bad",
+        [chainStartEvent("h", { policy: { maxToolCalls: -5 } as never }), chainEndEvent()],
+        "not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer >= 0; got -5 (a damaged or hand-edited file?).",
+      ],
+    ];
+    for (const [name, events, problem] of cases) {
+      const path = traceFile(join(cwd, "hand-made", `${name}.trace`), events);
+      for (const args of [["trace", "show"], ["trace", "show", "--json"], ["trace", "export", "--test"], ["replay"]]) {
+        const [command, ...rest] = args;
+        const shown = isochain(command as string, ...(command === "trace" ? [rest[0] as string, path, ...rest.slice(1)] : [path]));
+        expect(shown.code, `${name}: ${args.join(" ")}`).toBe(2);
+        expect(shown.stderr, `${name}: ${args.join(" ")}`).toBe(`isochain: TRACE_INVALID: ${path}: ${problem}\n`);
+      }
+    }
+  }, 90_000);
+});
+
+describe("isochain CLI: --store", () => {
+  it('refuses --store "" before anything is read or created, as --out "" is', () => {
+    const empty = mkdtempSync(join(cwd, "empty-store-cwd-"));
+    const said = 'isochain: CLI_USAGE: The store "" cannot be used: the path is empty. Pass a folder with --store DIR, or leave out --store for the default .isochain.\n';
+    for (const args of [["run", WON_DEALS, "--tools", TOOLS, "--approve", "auto"], ["trace", "ls"], ["trace", "show", "abc"], ["replay", "abc"], ["replay", "abc", "--resume", "--tools", TOOLS]]) {
+      const child = spawnSync(process.execPath, ["--no-node-snapshot", MAIN, ...args, "--store="], { cwd: empty, encoding: "utf8", timeout: 60_000 });
+      expect(child.status, args.join(" ")).toBe(2);
+      expect(child.stderr, args.join(" ")).toBe(said);
+      expect(readdirSync(empty), args.join(" ")).toEqual([]);
+    }
+  }, 90_000);
+
+  it("is in the commands a run prints to paste next, each path quoted for the shell", () => {
+    const dir = join(cwd, "a store with 'quotes' and spaces");
+    const tools = join(cwd, "tool module $HOME.ts");
+    writeFileSync(tools, readFileSync(TOOLS, "utf8").replaceAll('from "../src/index.ts"', `from ${JSON.stringify(INDEX)}`));
+    const run = isochain("run", WON_DEALS, "--tools", tools, "--approve", "suspend", "--store", dir);
+    expect(run.code, run.stderr).toBe(3);
+    const quotedDir = `'${dir.replaceAll("'", "'\\''")}'`;
+    const show = /\(isochain trace show ([0-9a-f]{8}) --store (.+)\)\n/.exec(run.stdout);
+    expect(show?.[2], run.stdout).toBe(quotedDir);
+    const resume = /resume with: (isochain replay .*)\n/.exec(run.stdout)?.[1] ?? "";
+    expect(resume).toBe(`isochain replay ${savedTraceId(run.stdout)} --resume --decision approved|denied|skipped --tools '${tools}' --store ${quotedDir}`);
+    // Pasted into a shell (the decision picked), each finds the trace this run saved.
+    const paste = (command: string): ReturnType<typeof spawnSync> =>
+      spawnSync("sh", ["-c", command.replace(/^isochain /, `${JSON.stringify(process.execPath)} --no-node-snapshot ${JSON.stringify(MAIN)} `)], { cwd, encoding: "utf8", timeout: 60_000 });
+    const shown = paste(`isochain trace show ${show?.[1]} --store ${show?.[2]}`);
+    expect(shown.status, String(shown.stderr)).toBe(0);
+    const resumed = paste(resume.replace("approved|denied|skipped", "approved"));
+    expect(resumed.status, String(resumed.stderr)).toBe(0);
+    expect(resumed.stdout).toContain("ran live: c3");
+  }, 90_000);
+});
+
+describe("isochain CLI: line breaks in trace fields", () => {
+  it("are escaped in trace ls and trace show, so a crafted trace cannot add rows or lines", () => {
+    const dir = mkdtempSync(join(cwd, "line-breaks-"));
+    const fake = "\nfake-chain  2020-01-01T00:00:00.000Z  ok  0\u2028x\u2029y";
+    traceFile(join(dir, "traces", "crafted.trace"), [
+      chainStartEvent("crafted", { parentChainId: `parent${fake}`, toolbox: { tools: [{ name: `echo${fake}`, risk: "safe", schemaDigest: "s" }], digest: "d" } }),
+      toolCallEvent(0, { callId: `c0${fake}`, tool: `echo${fake}` }),
+      toolResultEvent(0, { callId: `c0${fake}` }),
+      toolCallEvent(1, { callId: `c1${fake}` }),
+      chainEndEvent(),
+    ]);
+    const ls = isochain("trace", "ls", "--store", dir);
+    expect(ls.code, ls.stderr).toBe(0);
+    expect(ls.stdout.trimEnd().split("\n")).toHaveLength(2);
+    expect(ls.stdout).toContain("parent\\u000afake-chain");
+    expect(ls.stdout).toContain("\\u2028x\\u2029y");
+    const show = isochain("trace", "show", "crafted", "--store", dir);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stdout).not.toMatch(/[\u2028\u2029]|\nfake-chain/);
+    expect(show.stdout).toContain("(resumes parent\\u000afake-chain");
+    expect(show.stdout).toMatch(/\n {2}0 +c0\\u000afake-chain {2}2020-01-01T00:00:00\.000Z {2}ok {2}0\\u2028x\\u2029y +echo\\u000afake-chain/);
+    // A trace loaded by path keeps its own chain id, whatever it holds.
+    const byPath = traceFile(join(dir, "by-path.trace"), [chainStartEvent(`odd${fake}`), chainEndEvent()]);
+    const shown = isochain("trace", "show", byPath);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout.split("\n")[0]).toBe("chain odd\\u000afake-chain  2020-01-01T00:00:00.000Z  ok  0\\u2028x\\u2029y");
+    const replayed = isochain("replay", byPath);
+    expect(replayed.stdout.split("\n")[0]).toMatch(/^replay of chain odd\\u000afake-chain {2}2020-01-01T00:00:00\.000Z {2}ok {2}0\\u2028x\\u2029y: /);
   });
 });

@@ -3,7 +3,7 @@ import { escapeForTerminal, formatApprovalPrompt } from "../../src/approval/form
 import { clipText } from "../../src/cli/clip-text.ts";
 import { formatRun } from "../../src/cli/format-run.ts";
 import { formatTable } from "../../src/cli/format-table.ts";
-import { terminalText } from "../../src/cli/terminal-text.ts";
+import { oneLineText, terminalText } from "../../src/cli/terminal-text.ts";
 import { type ChainRunResult, escapeTerminalText, MemoryBlobStore } from "../../src/index.ts";
 
 const BIDI = ["\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"];
@@ -30,6 +30,11 @@ describe("terminalText", () => {
     expect(prompt).toContain("\\u061c");
   });
 
+  it("oneLineText escapes line breaks too (\\n, U+2028, U+2029), for text that must stay on its line", () => {
+    expect(oneLineText("a\nb\u2028c\u2029d\r\u001b")).toBe("a\\u000ab\\u2028c\\u2029d\\u000d\\u001b");
+    expect(oneLineText("a\tb ✓")).toBe("a\tb ✓");
+  });
+
   it("leaves JSON meaning the same", () => {
     const value = { s: `\\${BIDI.join("")}\u001b` };
     expect(JSON.parse(terminalText(JSON.stringify(value)))).toEqual(value);
@@ -40,6 +45,18 @@ describe("formatTable", () => {
   it("measures cells as printed (escaped), so the columns line up", () => {
     const lines = formatTable(["tool", "status"], [["a\u202eb\u001b", "ok"], ["longer_name", "error"]]).split("\n");
     expect(lines).toEqual([`tool${" ".repeat(12)}status`, "a\\u202eb\\u001b  ok", `longer_name${" ".repeat(5)}error`]);
+  });
+
+  it("lays out 200 000 rows (no call-stack overflow from one argument per row)", () => {
+    const rows = Array.from({ length: 200_000 }, (_, index) => [String(index), "ok"]);
+    const lines = formatTable(["seq", "status"], rows).split("\n");
+    expect(lines).toHaveLength(200_001);
+    expect(lines[0]).toBe("seq     status");
+    expect(lines[200_000]).toBe("199999  ok");
+  });
+
+  it("keeps each row on one line: a line break in a cell is escaped and measured as printed", () => {
+    expect(formatTable(["a", "b"], [["x\ny", "1"], ["p\u2028q", "2"]]).split("\n")).toEqual([`a${" ".repeat(9)}b`, "x\\u000ay  1", "p\\u2028q  2"]);
   });
 
   it("counts a character outside the BMP as one column", () => {
