@@ -1,13 +1,15 @@
 import { AutoApprovalHandler, type ApprovalHandler, ChainRuntimeError, CliApprovalHandler } from "../index.ts";
 
 /** The approval handler of `--approve <mode>` (not `suspend`, which is a mode of the chain). */
-export function approvalHandlerFor(mode: string | undefined): ApprovalHandler | undefined {
+export function approvalHandlerFor(mode: string | undefined): ApprovalHandler {
   const chosen = mode ?? (process.stdin.isTTY ? "prompt" : "deny");
   switch (chosen) {
     case "auto":
       return new AutoApprovalHandler("approved");
     case "deny":
-      return undefined;
+      // A handler that says no (not none): the script reads that the approver denied the call,
+      // not that nothing was configured.
+      return new AutoApprovalHandler("denied");
     case "prompt":
       return new CliApprovalHandler({ input: process.stdin, output: process.stderr });
     default:

@@ -106,6 +106,16 @@ describe("isochain CLI: run, trace, replay", () => {
     expect(show.stdout).toContain('3 | const won = await tools.crm_query({ stage: "won" });');
   });
 
+  it("run --approve deny denies as an approver would: the script reads that the approver said no, not that none was configured", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "deny");
+    expect(run.code, run.stderr).toBe(0);
+    const trace = JSON.parse(isochain("trace", "export", savedTraceId(run.stdout)).stdout) as {
+      calls: { tool: string; result?: { code?: string; text?: string } }[];
+    };
+    const send = trace.calls.find((call) => call.tool === "send_email");
+    expect(send?.result).toMatchObject({ code: "APPROVAL_DENIED", text: expect.stringContaining("was denied by the approver") });
+  });
+
   it("trace show marks the failing line of a script that threw", () => {
     const run = isochain("run", BROKEN, "--tools", TOOLS, "--approve", "deny");
     expect(run.code).toBe(1);
