@@ -24,8 +24,11 @@ import { describeThrown } from "../src/kernel/index.ts";
 export interface ProcessChannelHandlers<In> {
   /** One decoded message, in stream order. */
   readonly onMessage: (message: In) => void;
-  /** The stream ended or broke; `reason` is set for a broken or malformed stream. Called once. */
-  readonly onClose: (reason?: string) => void;
+  /**
+   * The stream ended or broke; `reason` is set for a broken or malformed stream, and `malformed`
+   * is true when the other side sent what is no message (this side ended the stream). Called once.
+   */
+  readonly onClose: (reason?: string, malformed?: boolean) => void;
 }
 
 /** Sends `Out` messages and receives `In` messages over one socket; see the module comment. */
@@ -107,7 +110,7 @@ export class ProcessChannel<In, Out> {
       messages = this.#decoder.push(chunk);
     } catch (error) {
       this.#socket.destroy();
-      this.#close(`the pipe carried a malformed message: ${describeThrown(error)}`);
+      this.#close(`the pipe carried a malformed message: ${describeThrown(error)}`, true);
       return;
     }
     for (const message of messages) {
@@ -116,10 +119,10 @@ export class ProcessChannel<In, Out> {
     }
   }
 
-  #close(reason?: string): void {
+  #close(reason?: string, malformed = false): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#queue = [];
-    this.#handlers.onClose(reason);
+    this.#handlers.onClose(reason, malformed);
   }
 }

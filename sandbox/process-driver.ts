@@ -167,7 +167,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
 
   /** Process ids of the live children (a debugging and test aid). */
   pids(): number[] {
-    return [...this.#children].filter((child) => child.state !== "exited").map((child) => child.pid);
+    // A child the system refused to spawn has no pid (0) until its start fails, a tick later.
+    return [...this.#children].filter((child) => child.state !== "exited" && child.pid > 0).map((child) => child.pid);
   }
 
   /** Process id of the child running chain `chainId`, if one is (a debugging and test aid). */
@@ -187,6 +188,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     return this.#run(request, true);
   }
 
+  /** {@link run}; `mayRetry` false for the one retry of a lost run, whose `request` carries what is left of the budget. */
   async #run(request: SandboxRunRequest, mayRetry: boolean): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
     if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
@@ -217,14 +219,17 @@ export class ProcessSandboxDriver implements SandboxDriver {
     // the host, so running it once more, on another child, repeats nothing.
     const lost = performance.now() - runStart;
     if (!mayRetry || !child.killedFromOutside || lost > LOST_RUN_RETRY_WINDOW_MS || this.#closed || request.signal?.aborted === true) return outcome;
+    // The retry, its wait for a child included, has what is left of the run's budget.
+    const left = Math.floor(request.limits.totalTimeoutMs - (performance.now() - waitStart));
+    if (left < 1) return outcome;
     this.#lostRuns++;
     let retry: SandboxRunOutcome;
     try {
-      retry = await this.#run(request, false);
+      retry = await this.#run({ ...request, limits: { ...request.limits, totalTimeoutMs: left } }, false);
     } catch {
       return outcome; // no child to be had (closed meanwhile, or none starts): the first death stands
     }
-    return { ...retry, wallMs: retry.wallMs + lost };
+    return { ...retry, wallMs: retry.wallMs + (runStart - waitStart) + lost };
   }
 
   /**
@@ -238,8 +243,9 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const starting = [...this.#children].filter((child) => child.state === "starting");
     const results = await Promise.allSettled(starting.map((child) => child.ready));
     const failed = results.find((result): result is PromiseRejectedResult => result.status === "rejected");
-    if (this.processes > 0 && this.#idle.length === 0) {
+    if (this.processes > 0 && this.#liveCount() === 0) {
       // Not one child to show for it: say why (a start that failed, or one that never began).
+      // Children alive and busy, or replacements starting, are a working pool.
       const reason: unknown = failed?.reason ?? this.#lastStartError;
       if (reason !== undefined) throw reason;
     }

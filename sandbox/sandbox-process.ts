@@ -141,6 +141,8 @@ export class SandboxProcess {
   #killed = false;
   /** Why a start was ended by the host (it took past `startTimeoutMs`). */
   #startTimedOut: string | undefined;
+  /** Set when the host killed the child for breaking the pipe or the protocol: its death is not from outside. */
+  #killedByHost = false;
   #killedFromOutside = false;
 
   /** Spawns the child; watch {@link ready}. */
@@ -175,10 +177,14 @@ export class SandboxProcess {
     }
     this.#channel = new ProcessChannel<ChildMessage, HostMessage>(pipe, isChildMessage, {
       onMessage: (message) => this.#onMessage(message),
-      onClose: (reason) => {
+      onClose: (reason, malformed) => {
         if (reason !== undefined) this.#channelFault ??= reason; // the first fault is the cause
-        // The child cannot be told anything any more: make sure it is gone.
-        if (this.#state !== "exited" && !this.#retired) this.#child.kill("SIGKILL");
+        // The child cannot be told anything any more: make sure it is gone (a child that sent
+        // what is no message dies by the host's hand, not from outside).
+        if (this.#state !== "exited" && !this.#retired) {
+          if (malformed === true) this.#killedByHost = true;
+          this.#child.kill("SIGKILL");
+        }
       },
     });
     if (!spawned) return;
@@ -378,12 +384,13 @@ export class SandboxProcess {
         return;
       }
       case FRAME_KIND.clock:
+        if (this.#active?.faulted === true) return;
         if (this.#active !== undefined) this.#active.heard = true;
         forwardClock(this.#active?.request, message.readings);
         return;
       case FRAME_KIND.log: {
         const run = this.#active;
-        if (run === undefined) return;
+        if (run === undefined || run.faulted) return;
         run.heard = true;
         const line = boundLogLine(message.text, run.outputBytes, run.outputCap, OUTPUT_TRUNCATED_MARKER.length);
         if (line === undefined) return;
@@ -506,6 +513,7 @@ export class SandboxProcess {
     run.faulted = true;
     run.returnParts = [];
     this.#channelFault ??= reason;
+    this.#killedByHost = true;
     this.#child.kill("SIGKILL");
   }
 
@@ -594,7 +602,7 @@ export class SandboxProcess {
 
   /** Whether a death by `signal` came from outside: a signal the process does not raise on itself, with no V8 out-of-memory report. */
   #byOutsideSignal(signal: NodeJS.Signals | null): boolean {
-    return signal !== null && !SELF_INFLICTED_SIGNALS.has(signal) && this.#stderrHint(false) === "";
+    return signal !== null && !this.#killedByHost && !SELF_INFLICTED_SIGNALS.has(signal) && this.#stderrHint(false) === "";
   }
 
   /** A short reading of the child's last stderr output. */
@@ -612,7 +620,6 @@ const SPAWN_ERROR_HINTS: Readonly<Record<string, string>> = {
   EMFILE: " (this process is out of file descriptors: raise its limit, ulimit -n, or run fewer sandboxes)",
   ENFILE: " (the system is out of file descriptors)",
   EAGAIN: " (the system refused a new process: too many processes, ulimit -u, or no memory)",
-  ENOMEM: " (no memory for a new process)",
 };
 
 /** A stream that is already over: the pipe of a process that was never spawned. */

@@ -21,16 +21,21 @@ function pair(): {
   host: ProcessChannel<ChildMessage, HostMessage>;
   received: ChildMessage[];
   closed: (string | undefined)[];
+  malformed: boolean[];
   childEnd: ReturnType<typeof duplexPair>[1];
 } {
   const [hostEnd, childEnd] = duplexPair();
   const received: ChildMessage[] = [];
   const closed: (string | undefined)[] = [];
+  const malformed: boolean[] = [];
   const host = new ProcessChannel<ChildMessage, HostMessage>(hostEnd, isChildMessage, {
     onMessage: (message) => received.push(message),
-    onClose: (reason) => closed.push(reason),
+    onClose: (reason, wasMalformed) => {
+      closed.push(reason);
+      malformed.push(wasMalformed === true);
+    },
   });
-  return { host, received, closed, childEnd };
+  return { host, received, closed, malformed, childEnd };
 }
 
 describe("ProcessChannel", () => {
@@ -64,20 +69,22 @@ describe("ProcessChannel", () => {
   });
 
   it("closes with a reason on a message the receiving side does not accept", async () => {
-    const { received, closed, childEnd } = pair();
+    const { received, closed, malformed, childEnd } = pair();
     childEnd.write(encodeMessage({ kind: PROCESS_MESSAGE_KIND.run, chainId: "c" })); // a host message, sent to the host
     await tick();
     expect(received).toEqual([]);
     expect(closed).toHaveLength(1);
     expect(closed[0]).toMatch(/malformed message/);
+    expect(malformed).toEqual([true]); // this side ended the stream: the owner kills the child for it
   });
 
   it("reports a plain end of the stream without a reason, once", async () => {
-    const { closed, childEnd, host } = pair();
+    const { closed, malformed, childEnd, host } = pair();
     childEnd.end();
     await tick();
     await tick();
     expect(closed).toEqual([undefined]);
+    expect(malformed).toEqual([false]);
     expect(host.isClosed).toBe(true);
   });
 

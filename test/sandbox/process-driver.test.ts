@@ -298,6 +298,24 @@ describe("ProcessSandboxDriver pool", () => {
     }
   });
 
+  it("gives the run it does again what is left of its budget, not a fresh one", async () => {
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, memoryLimitMb: 32 });
+    try {
+      await driver.warm();
+      process.kill(driver.pids()[0] as number, "SIGKILL");
+      const started = performance.now();
+      const outcome = await runOn(driver, "for (;;) {}", { limits: { memoryLimitMb: 32, cpuTimeMs: 60_000, totalTimeoutMs: 1_500 } });
+      expect(driver.lostRunCount).toBe(1);
+      expect(outcome.status).toBe("timeout");
+      const budget = Number(/totalTimeoutMs \((\d+) ms\)/.exec(outcome.error?.message ?? "")?.[1]);
+      expect(budget).toBeLessThan(1_500); // the wait for the replacement child came out of it
+      expect(budget).toBeGreaterThan(0);
+      expect(performance.now() - started).toBeLessThan(1_500 + 1_000);
+    } finally {
+      await driver.close();
+    }
+  }, 30_000);
+
   it("runs a chain once only: a child killed after a call of its run reached the host ends the run", async () => {
     const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 2, memoryLimitMb: 32 });
     try {
@@ -456,8 +474,12 @@ describe("ProcessSandboxDriver pool", () => {
     host.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
     const code = await new Promise<number | null>((resolve) => host.on("close", resolve));
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-    const report = JSON.parse(stdout) as { warm: string; run: string; uncaught: string[]; after: string };
+    const report = JSON.parse(stdout) as { warm: string; zeroPid: boolean; run: string; uncaught: string[]; after: string; queued: string; busyWarm: string };
     expect(report.uncaught).toEqual([]);
+    expect(report.zeroPid).toBe(false); // pids() never names 0 (kill(0) signals the whole group)
+    // A start that fails beside a busy child refuses the chain that needed it, not the pool.
+    expect(report.queued).toMatch(/^SANDBOX_FAILED: Could not start a sandbox process: .*EMFILE/);
+    expect(report.busyWarm).toBe("ok");
     expect(report.warm).toMatch(/^SANDBOX_FAILED: The sandbox process did not start: spawn .* EMFILE \(this process is out of file descriptors/);
     expect(report.run).toMatch(/^SANDBOX_FAILED: Could not start a sandbox process: .*EMFILE/);
     expect(report.after).toBe("7");

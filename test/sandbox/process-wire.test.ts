@@ -163,11 +163,13 @@ const FAKE_CHILD = fileURLToPath(new URL("../fixtures/sandbox/batch-recording-ch
 const RETURN_PART_CHILD = fileURLToPath(new URL("../fixtures/sandbox/return-part-child.ts", import.meta.url));
 
 /** Runs the return-part child with `script` ({@link RETURN_PART_CHILD}'s format) under a `memoryLimitMb` MB limit. */
-async function returnInParts(script: { parts: number[]; announce: number }, memoryLimitMb: number): Promise<SandboxRunOutcome> {
+async function returnInParts(script: { parts: number[]; announce: number }, memoryLimitMb: number): Promise<SandboxRunOutcome & { killedFromOutside: boolean }> {
   const sandbox = new SandboxProcess({ entry: RETURN_PART_CHILD, memoryLimitMb, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
   try {
     await sandbox.ready;
-    return await sandbox.run({ ...RUN, limits: { ...LIMITS, memoryLimitMb }, script: JSON.stringify(script), onToolCall: () => Promise.reject(new Error("no calls here")) });
+    const outcome = await sandbox.run({ ...RUN, limits: { ...LIMITS, memoryLimitMb }, script: JSON.stringify(script), onToolCall: () => Promise.reject(new Error("no calls here")) });
+    // The host's own kill of a child that broke the protocol is no outside kill (no retry).
+    return { ...outcome, killedFromOutside: sandbox.killedFromOutside };
   } finally {
     sandbox.kill();
     await sandbox.exited;
@@ -215,6 +217,9 @@ describe("return values in pieces", () => {
     expect(outcome.status).toBe("error");
     expect(outcome.error?.message).toMatch(/announced a return value of 3 pieces and sent 2/);
     expect(outcome.returnJson).toBeUndefined();
+    expect(outcome.killedFromOutside).toBe(false);
+    // Before a word about the run: still the host's kill, not a lost run to do again.
+    expect(await returnInParts({ parts: [], announce: 2 }, 8)).toMatchObject({ status: "error", killedFromOutside: false });
   });
 
   it("ends the run when a child sends more return value than its isolate's heap could have held", async () => {
@@ -222,6 +227,7 @@ describe("return values in pieces", () => {
     expect(outcome.status).toBe("error");
     expect(outcome.error).toMatchObject({ phase: "limit", name: "SandboxError" });
     expect(outcome.error?.message).toMatch(/longer than its 1 MB isolate could hold/);
+    expect(outcome.killedFromOutside).toBe(false);
   });
 });
 
