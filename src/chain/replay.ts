@@ -24,6 +24,7 @@ import {
   ChainRuntimeError,
   isChainRuntimeError,
   knownPolicyFields,
+  overrideChainPolicy,
   sha256Hex,
   type AnyTool,
   type ApprovalDecision,
@@ -128,11 +129,11 @@ export interface ReplayReport {
  * Replays `trace` (see the module comment). Never throws for what the script does; divergences
  * are in the report.
  * @throws ChainRuntimeError `TRACE_INVALID` for a trace that is not one, or whose format
- * `version` this reader does not know (as loading it from a file would); `REPLAY_FAILED` for an
- * unknown mode, a resume without tools, or a trace the store shows was already resumed or is
- * being resumed (unless `force`); `ARGUMENT_INVALID` for an option whose value cannot be what
- * {@link ReplayOptions} says (`details.argument` names it: a `source` that is not a string, a
- * `toolbox` that is not a `Toolbox`, ...), in either mode, and for an `inDoubt` or `approvals`
+ * `version` this reader does not know (as loading it from a file would); `REPLAY_FAILED` for a
+ * trace the store shows was already resumed or is being resumed (unless `force`);
+ * `ARGUMENT_INVALID` for an unknown option, an unknown mode, a resume without tools, an option
+ * whose value cannot be what {@link ReplayOptions} says (`details.argument` names it: a `source`
+ * that is not a string, a `toolbox` that is not a `Toolbox`, ...), in either mode, and for an `inDoubt` or `approvals`
  * decision that is not one, or that names no in-doubt (suspended) call of the trace (then
  * `details.reason` says why and `details.known` lists the calls that could be decided).
  */
@@ -185,7 +186,7 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   const router = new ReplayRouter(trace, { mode: "strict" });
   const chain = new ToolChainTool({
     toolbox: new Toolbox([]),
-    policy: { ...knownPolicyFields(trace.policy), ...options.policy },
+    policy: overrideChainPolicy(knownPolicyFields(trace.policy), options.policy),
     poolSize: 1,
     ...(options.driver === undefined ? {} : { driver: options.driver }),
   });
@@ -245,7 +246,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   const approvalHandler = options.approvalHandler ?? (needsHandler ? DENY_ALL : undefined);
   const chain = new ToolChainTool({
     toolbox,
-    policy: { ...knownPolicyFields(trace.policy), ...options.policy },
+    policy: overrideChainPolicy(knownPolicyFields(trace.policy), options.policy),
     traceStore,
     approvalMode,
     poolSize: 1,

@@ -46,6 +46,7 @@ import {
   ChainRuntimeError,
   describeThrown,
   digestJson,
+  overrideChainPolicy,
   resolveChainPolicy,
   type ApprovalHandler,
   type BlobStore,
@@ -207,7 +208,7 @@ export class ToolInvoker {
         details: { argument: "chainId" },
       });
     }
-    const policy = options.policy ? resolveChainPolicy({ ...this.policy, ...options.policy }) : this.policy;
+    const policy = options.policy ? overrideChainPolicy(this.policy, options.policy) : this.policy;
     return new InvokerSession({
       id: options.chainId ?? randomUUID(),
       policy,

@@ -109,6 +109,13 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
       { details: { field: "maxRiskUnapproved", value: policy.maxRiskUnapproved } },
     );
   }
+  if (policy.approvalTimeoutMs >= policy.callTimeoutMs && derived.approvalTimeoutMs !== undefined) {
+    throw new ChainRuntimeError(
+      "POLICY_INVALID",
+      `ChainPolicy.callTimeoutMs (${policy.callTimeoutMs}) leaves no time for an approval wait, which must be at least 1 ms and below it: set callTimeoutMs to 2 or more.`,
+      { details: { field: "callTimeoutMs", value: policy.callTimeoutMs } },
+    );
+  }
   if (policy.approvalTimeoutMs >= policy.callTimeoutMs) {
     throw new ChainRuntimeError(
       "POLICY_INVALID",
@@ -118,6 +125,23 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
     );
   }
   return Object.freeze(policy);
+}
+
+/**
+ * `overrides` over `base` (a resolved policy, or a recorded one), checked as
+ * {@link resolveChainPolicy} checks a policy. A `callTimeoutMs` override that the base's approval
+ * wait does not fit under, with no `approvalTimeoutMs` of its own, brings the approval wait down
+ * as a policy that sets `callTimeoutMs` alone does (`openSession({ policy: { callTimeoutMs } })`).
+ */
+export function overrideChainPolicy(base: Partial<ChainPolicy>, overrides: Partial<ChainPolicy> = {}): ChainPolicy {
+  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) return resolveChainPolicy(overrides);
+  const given = stripUndefined(overrides);
+  const merged: Partial<ChainPolicy> = { ...base, ...given };
+  const call = given.callTimeoutMs;
+  if (given.approvalTimeoutMs === undefined && typeof call === "number" && (base.approvalTimeoutMs ?? DEFAULT_CHAIN_POLICY.approvalTimeoutMs) >= call) {
+    delete (merged as { approvalTimeoutMs?: number }).approvalTimeoutMs;
+  }
+  return resolveChainPolicy(merged);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, MAX_POLICY_DURATION_MS, resolveChainPolicy } from "../../src/kernel/index.ts";
+import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, MAX_POLICY_DURATION_MS, overrideChainPolicy, resolveChainPolicy } from "../../src/kernel/index.ts";
+import { ToolInvoker, Toolbox } from "../../src/index.ts";
 
 describe("ChainPolicy", () => {
   it("has the documented defaults, frozen", () => {
@@ -50,6 +51,21 @@ describe("ChainPolicy", () => {
     // Set together, both are taken as given, and still checked.
     expect(resolveChainPolicy({ callTimeoutMs: 10_000, approvalTimeoutMs: 2_000 }).approvalTimeoutMs).toBe(2_000);
     expect(() => resolveChainPolicy({ callTimeoutMs: 10_000, approvalTimeoutMs: 10_000 })).toThrow(/approvalTimeoutMs \(10000\) must be below callTimeoutMs \(10000\)/);
+  });
+
+  it("says a callTimeoutMs of 1 set alone leaves no time for an approval, naming that field", () => {
+    expect(() => resolveChainPolicy({ callTimeoutMs: 1 })).toThrow(/ChainPolicy\.callTimeoutMs \(1\) leaves no time for an approval wait.*set callTimeoutMs to 2 or more/);
+  });
+
+  it("applies the same rule to an override of a policy (a session's, a replay's)", () => {
+    const base = resolveChainPolicy({ approvalTimeoutMs: 20_000 });
+    expect(overrideChainPolicy(base, { callTimeoutMs: 10_000 })).toMatchObject({ callTimeoutMs: 10_000, approvalTimeoutMs: 9_166 });
+    // A base approval wait that still fits is kept; one set in the override wins.
+    expect(overrideChainPolicy(base, { callTimeoutMs: 30_000 }).approvalTimeoutMs).toBe(20_000);
+    expect(overrideChainPolicy(base, { callTimeoutMs: 10_000, approvalTimeoutMs: 1_000 }).approvalTimeoutMs).toBe(1_000);
+    expect(overrideChainPolicy(base, { maxToolCalls: undefined as unknown as number }).maxToolCalls).toBe(50);
+    const invoker = new ToolInvoker({ toolbox: new Toolbox([]) });
+    expect(invoker.openSession({ policy: { callTimeoutMs: 10_000 } }).policy).toMatchObject({ callTimeoutMs: 10_000, approvalTimeoutMs: 9_166 });
   });
 
   it("ignores undefined overrides", () => {
