@@ -62,7 +62,9 @@ export class InProcessSandboxDriver implements SandboxDriver {
 
   /**
    * Creates the driver; isolates are made on first use or by {@link warm}. Throws
-   * `ChainRuntimeError` `SANDBOX_FAILED` when `maxIsolates` is not an integer >= 1.
+   * `ChainRuntimeError` `ARGUMENT_INVALID` for an unknown option, a `maxIsolates` that is not an
+   * integer >= 1, or a pool option out of range (`poolSize` 0-256, `maxRunsPerIsolate` >= 1,
+   * `memoryLimitMb` >= 8, `recycleHeapRatio` in (0, 1], `idleTrimMs` >= 0, `spinWaitUs`).
    */
   constructor(options: InProcessSandboxDriverOptions = {}) {
     checkOptionNames("InProcessSandboxDriver", options, IN_PROCESS_DRIVER_OPTION_NAMES);

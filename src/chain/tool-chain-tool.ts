@@ -201,9 +201,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
   /**
    * Throws `POLICY_INVALID` for an inconsistent policy or an unknown policy field,
-   * `ARGUMENT_INVALID` for options that are not an object, `tools` that are not an array, a
-   * `poolSize` out of range, `approvalMode: "suspend"` without a `traceStore` or an unknown
-   * `approvalMode`.
+   * `ARGUMENT_INVALID` for options that are not an object, an unknown option, `tools` that are
+   * not a list of tools, a part without the methods it needs, a `poolSize` out of range,
+   * `approvalMode: "suspend"` without a `traceStore` or an unknown `approvalMode`.
    */
   constructor(options: ToolChainToolOptions) {
     checkChainToolOptions(options);

@@ -215,9 +215,9 @@ export class FileTraceStore implements TraceStore {
    * it all.
    */
   async list(options: TraceListOptions = {}): Promise<TraceSummary[]> {
+    orderTraceSummaries([], options); // bad options are refused before any file is read
     const chainIds = await this.chainIds();
     if (options.limit === undefined) return orderTraceSummaries(await this.#summarize(chainIds), options);
-    orderTraceSummaries([], options); // a bad limit is refused before any file is read
     return orderTraceSummaries(await this.#newestSummaries(chainIds, options.limit), options);
   }
 

@@ -1,3 +1,4 @@
+import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { ChainRuntimeError, type ChainRunStatus } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
 import type { TraceEvent } from "./trace-event.ts";
@@ -142,6 +143,7 @@ export function summarizeTrace(trace: ChainTrace): TraceSummary {
 
 /** Sorts summaries newest first, ties by chain id, and applies `limit`. Used by the stores. */
 export function orderTraceSummaries(summaries: TraceSummary[], options: TraceListOptions = {}): TraceSummary[] {
+  checkOptionNames("list()", options, LIST_OPTION_NAMES);
   summaries.sort((a, b) => b.createdAt - a.createdAt || (a.chainId < b.chainId ? -1 : a.chainId > b.chainId ? 1 : 0));
   if (options.limit !== undefined) {
     if (!Number.isInteger(options.limit) || options.limit < 0) {
@@ -154,12 +156,19 @@ export function orderTraceSummaries(summaries: TraceSummary[], options: TraceLis
   return summaries;
 }
 
+/** Every field of {@link TraceListOptions}. */
+const LIST_OPTION_NAMES = optionNames<TraceListOptions>({ limit: true });
+/** Every field of {@link TracePruneOptions}. */
+const PRUNE_OPTION_NAMES = optionNames<TracePruneOptions>({ olderThanMs: true, keep: true, now: true });
+
 /**
  * The chain ids {@link TraceStore.prune} removes from `summaries` under `options`. Pure; shared
  * by the stores so both prune alike.
  * @throws ChainRuntimeError `TRACE_INVALID` when `olderThanMs` or `keep` is negative or not a number.
  */
 export function selectTracesToPrune(summaries: readonly TraceSummary[], options: TracePruneOptions): string[] {
+  // A misspelt field (kepe) would prune nothing, or everything a bound was meant to keep.
+  checkOptionNames("prune()", options, PRUNE_OPTION_NAMES);
   const { olderThanMs, keep } = options;
   if (olderThanMs !== undefined && !(typeof olderThanMs === "number" && olderThanMs >= 0)) {
     throw new ChainRuntimeError("TRACE_INVALID", `prune({ olderThanMs }) must be a number >= 0; got ${String(olderThanMs)}.`, {

@@ -77,6 +77,9 @@ describe("unknown option fields", () => {
     ["replay()", async () => replay(await aTrace(), { mode: "resume", tools: [], tracestore: store } as never), "tracestore", "traceStore"],
     ["resumeChain()", () => resumeChain("traced-once", "approved", { traceStore: store, requestid: "r" } as never), "requestid", "requestId"],
     ["traceToTest()", async () => traceToTest(await aTrace(), { importfrom: "x" } as never), "importfrom", "importFrom"],
+    ["list()", () => store.list({ limti: 5 } as never), "limti", "limit"],
+    ["list()", () => new FileTraceStore({ dir: "/tmp/isochain-no-such-store" }).list({ limti: 5 } as never), "limti", "limit"],
+    ["prune()", () => store.prune({ kep: 0 } as never), "kep", "keep"],
   ];
 
   it.each(cases)("%s refuses it with ARGUMENT_INVALID, naming it and its near neighbour", async (owner, make, field, near) => {
