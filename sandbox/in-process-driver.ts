@@ -8,7 +8,7 @@
 import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
 import { ChainRuntimeError } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
-import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+import { bindQueueWait, MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /**
  * Options of an {@link InProcessSandboxDriver}; see {@link IsolatePoolOptions} for each field.
@@ -141,14 +141,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
       resolve(why);
     };
     const timer = setTimeout(giveUp, timeoutMs, "timeout");
-    const onAbort = (): void => giveUp("cancelled");
-    signal?.addEventListener("abort", onAbort, { once: true });
-    void promise
-      .finally(() => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      })
-      .catch(() => undefined);
+    bindQueueWait(promise, signal, () => giveUp("cancelled"), () => timer);
     return promise;
   }
 

@@ -33,7 +33,7 @@ import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.t
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
-import { MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+import { bindQueueWait, MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /** Every field of {@link ProcessSandboxDriverOptions}. */
 const PROCESS_SANDBOX_DRIVER_OPTION_NAMES = optionNames<ProcessSandboxDriverOptions>({
@@ -305,14 +305,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
       giveUp("timeout");
     };
     let timer = nested ? undefined : setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
-    const onAbort = (): void => giveUp(undefined);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    void promise
-      .finally(() => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      })
-      .catch(() => undefined);
+    bindQueueWait(promise, signal, () => giveUp(undefined), () => timer);
     return promise;
   }
 

@@ -154,3 +154,18 @@ export class RunNesting {
     return { ...request, onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal) };
   }
 }
+
+/**
+ * Ties a run's wait in a driver's queue to its caller's signal: `onAbort` when the signal fires,
+ * and once `wait` settles, either way, the listener removed and the wait's timer (`timer()` as it
+ * is then: a wait may replace its timer) cleared. Shared by both drivers' queues.
+ */
+export function bindQueueWait(wait: Promise<unknown>, signal: AbortSignal | undefined, onAbort: () => void, timer: () => ReturnType<typeof setTimeout> | undefined): void {
+  signal?.addEventListener("abort", onAbort, { once: true });
+  void wait
+    .finally(() => {
+      clearTimeout(timer());
+      signal?.removeEventListener("abort", onAbort);
+    })
+    .catch(() => undefined);
+}
