@@ -347,11 +347,26 @@ function cancelPending(resolve: Resolver): void {
   resolve(freeze({ status: "error", code: "CANCELLED", text: "the chain ended before this call finished." }));
 }
 
-/** Ends the run with its return value's JSON (`undefined`: nothing returned). */
+/** The calls {@link finish} found unanswered; `undefined` for none. */
+let unanswered: number[] | undefined;
+
+/**
+ * Ends the run with its return value's JSON (`undefined`: nothing returned), and the indexes of
+ * the calls the script made and had not been answered: calls it did not await (the host tells
+ * the model, see `ChainRunWarning`).
+ */
 function finish(returnJson: string | undefined): void {
+  if (finished) return;
+  unanswered = undefined;
+  reflectApply(mapForEach, pending, [noteUnanswered]);
   if (!end()) return;
   framesSent++;
-  send(FRAME_KIND.done, returnJson);
+  send(FRAME_KIND.done, returnJson, undefined, unanswered);
+}
+
+function noteUnanswered(_resolve: Resolver, callIndex: number): void {
+  const list = (unanswered ??= withNullPrototype([]));
+  list[list.length] = callIndex;
 }
 
 /** Ends the run with what the script threw, whatever it is: `throw undefined` is a failure too. */

@@ -244,7 +244,19 @@ export function settledFromDone(a: FrameField, b: FrameField, c: FrameField, d: 
     };
     return { status: "error", error };
   }
-  return { status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}) };
+  const unansweredCalls = callIndexesFrom(c);
+  return { status: "ok", ...(typeof a === "string" ? { returnJson: a } : {}), ...(unansweredCalls ? { unansweredCalls } : {}) };
+}
+
+/**
+ * The call indexes of a done frame's list (see the prelude's `finish`): the calls the script had
+ * not seen answered when it returned. Entries that are not call indexes are dropped.
+ */
+function callIndexesFrom(field: FrameField): number[] | undefined {
+  if (!Array.isArray(field) || field.length === 0) return undefined;
+  const indexes: number[] = [];
+  for (const entry of field) if (isCallIndex(entry)) indexes.push(entry);
+  return indexes.length > 0 ? indexes : undefined;
 }
 
 /** A call index the prelude can have given: a non-negative safe integer (anything else is a forged frame, dropped). */

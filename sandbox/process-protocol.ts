@@ -300,6 +300,8 @@ function isOutcome(value: unknown): value is SandboxRunOutcome {
   if (!isRecord(value) || !OUTCOME_STATUSES.has(value["status"])) return false;
   if (!isCount(value["wallMs"]) || !isCount(value["cpuMs"]) || !isCount(value["heapBytes"])) return false;
   if (value["returnJson"] !== undefined && typeof value["returnJson"] !== "string") return false;
+  const unanswered = value["unansweredCalls"];
+  if (unanswered !== undefined && !(Array.isArray(unanswered) && unanswered.every(isIndex))) return false;
   const error = value["error"];
   if (error === undefined) return true;
   return (

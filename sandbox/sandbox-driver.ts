@@ -110,6 +110,11 @@ export interface SandboxRunOutcome {
   /** JSON text of the script's return value; absent when it returned `undefined`. */
   readonly returnJson?: string;
   readonly error?: SandboxError;
+  /**
+   * Call indexes of the calls the script made and had not seen answered when it returned (it did
+   * not await them); only on an `ok` outcome, absent for none.
+   */
+  readonly unansweredCalls?: readonly number[];
   readonly wallMs: number;
   readonly cpuMs: number;
   readonly heapBytes: number;

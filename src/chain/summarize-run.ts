@@ -30,6 +30,7 @@ export function summarizeRun(run: ChainRunResult, limits: Partial<RunSummaryLimi
   }
   const traceError = (run as TracedChainRunResult).traceError;
   if (traceError) lines.push(`trace incomplete: ${traceError.code}: ${traceError.message} (${traceError.lostEvents} event(s) lost)`);
+  for (const warning of run.warnings ?? []) lines.push(`warning (${warning.code}): ${warning.message}`);
   if (run.pendingApproval) {
     lines.push(`waiting for approval of ${run.pendingApproval.tool} (request ${run.pendingApproval.id})`);
   }

@@ -85,6 +85,25 @@ export interface ChainRunResult {
    * itself ended as `status` says; its calls, results and trace are unaffected.
    */
   readonly cleanupError?: ChainCleanupError;
+  /**
+   * Set when the run ended `ok` but something in it is likely a mistake the model should hear
+   * about (see {@link ChainRunWarning}); the summary the model reads prints each one.
+   */
+  readonly warnings?: readonly ChainRunWarning[];
+}
+
+/**
+ * Something in a run that ended `ok` that is likely a mistake. `CALLS_NOT_AWAITED`: the script
+ * returned while some of its calls were unanswered (a `forEach` with an async callback, a
+ * promise never awaited): their results never reached the script, and the ones still running
+ * were cancelled (a tool may have acted before it stopped).
+ */
+export interface ChainRunWarning {
+  readonly code: "CALLS_NOT_AWAITED";
+  /** What happened and how to fix it, for the model. */
+  readonly message: string;
+  /** The `seq` of each call concerned, in `callTrace`. */
+  readonly seqs: readonly number[];
 }
 
 /** What failed while cleaning up after a chain (see {@link ChainRunResult.cleanupError}). */

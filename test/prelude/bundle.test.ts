@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { buildPreludeBundle, getPreludeSource } from "../../sandbox/prelude-bundle.ts";
 
-/** The minified prelude must stay small: it runs in every fresh context. */
-const BYTE_BUDGET = 12.5 * 1024;
+/**
+ * The minified prelude must stay small: it runs in every fresh context (from V8's code cache, so
+ * a few bytes more cost nothing measurable; the budget is there to catch a bundled dependency).
+ */
+const BYTE_BUDGET = 13 * 1024;
 
 describe("prelude bundle", () => {
   const source = buildPreludeBundle();

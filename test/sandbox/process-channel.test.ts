@@ -113,6 +113,10 @@ describe("process protocol guards", () => {
     expect(isHostMessage(outcome)).toBe(false);
     expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, status: "weird" } })).toBe(false);
     expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, error: { phase: "limit", name: "E" } } })).toBe(false);
+    expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, unansweredCalls: [0, 3] } })).toBe(true);
+    for (const unansweredCalls of [[-1], [1.5], ["0"], 7]) {
+      expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, unansweredCalls } })).toBe(false);
+    }
     const calls = { kind: PROCESS_MESSAGE_KIND.calls, calls: [0, "t", "{}", null, 1, "u", "{}", "not plain data"] };
     expect(isChildMessage(calls)).toBe(true);
     expect(isHostMessage(calls)).toBe(false);

@@ -6,6 +6,8 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as isochain from "../../src/index.ts";
 import type {
+  ChainRunResult,
+  ChainRunWarning,
   CompileResult,
   DriverChoice,
   ExecuteSelectedToolsOptions,
@@ -33,6 +35,7 @@ describe("public exports", () => {
     expectTypeOf<ReturnType<typeof isochain.compileScript>>().toEqualTypeOf<CompileResult>();
     expectTypeOf<ToolChainToolOptions["driver"]>().toEqualTypeOf<DriverChoice | undefined>();
     expectTypeOf<Parameters<typeof isochain.renderDeclarations>[1]>().toEqualTypeOf<RenderDeclarationsOptions | undefined>();
+    expectTypeOf<ChainRunResult["warnings"]>().toEqualTypeOf<readonly ChainRunWarning[] | undefined>();
   });
 
   it("exports the limits the docs name", () => {

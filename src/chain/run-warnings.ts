@@ -1,0 +1,42 @@
+import type { ChainCallRecord, ChainRunStatus, ChainRunWarning } from "../kernel/index.ts";
+
+/** Call numbers a warning spells out; the rest are counted. */
+const MAX_LISTED_SEQS = 10;
+
+/**
+ * The warnings of a finished run (see {@link ChainRunWarning}), or `undefined` when there are
+ * none. Only a run that ended `ok` gets any: a failed run's error says what went wrong.
+ *
+ * `unansweredCalls` are the call indexes the sandbox reported unanswered when the script
+ * returned (a call's id is `c<callIndex>`). A call recorded `CANCELLED` counts too: in a run that
+ * ended `ok`, nothing else cancels a call (a caller's signal ends the run `cancelled`).
+ */
+export function runWarnings(
+  status: ChainRunStatus,
+  callTrace: readonly ChainCallRecord[],
+  unansweredCalls: readonly number[] | undefined,
+): ChainRunWarning[] | undefined {
+  if (status !== "ok") return undefined;
+  const unanswered = new Set<string>();
+  for (const callIndex of unansweredCalls ?? []) unanswered.add(`c${callIndex}`);
+  const seqs: number[] = [];
+  for (const record of callTrace) if (record.code === "CANCELLED" || unanswered.has(record.callId)) seqs.push(record.seq);
+  if (seqs.length === 0) return undefined;
+  return [{ code: "CALLS_NOT_AWAITED", message: notAwaitedMessage(seqs), seqs }];
+}
+
+function notAwaitedMessage(seqs: readonly number[]): string {
+  const listed = seqs
+    .slice(0, MAX_LISTED_SEQS)
+    .map((seq) => `#${seq}`)
+    .join(", ");
+  const more = seqs.length > MAX_LISTED_SEQS ? ` and ${seqs.length - MAX_LISTED_SEQS} more` : "";
+  const count = seqs.length === 1 ? "1 tool call" : `${seqs.length} tool calls`;
+  const one = seqs.length === 1;
+  return (
+    `${count} (${listed}${more}) had not been answered when the script returned: the script never saw ` +
+    `${one ? "its result" : "their results"}, and calls still running were cancelled (a tool may have acted before it stopped). ` +
+    "Await every tool call the script depends on: `for (const x of xs) await tools.name(x)` or " +
+    "`await Promise.all(xs.map((x) => tools.name(x)))` (`forEach` does not wait for async callbacks)."
+  );
+}
