@@ -5,7 +5,8 @@
  * that passed the check is callable; one cache, so each schema is compiled once for both.
  *
  * The setup: JSON Schema draft-07 (ajv's default class: `items: [...]` is a tuple,
- * `prefixItems` is not a keyword), `allErrors`, non-strict (vendor keywords and unknown formats
+ * `prefixItems` is not a keyword), the first error only (every error, for a message, through
+ * `detailedValidator`), `uniqueItems` in linear time, non-strict (vendor keywords and unknown formats
  * pass), the schema checked against the draft-07 meta-schema, own properties only (so
  * `required: ["valueOf"]` is not met by `Object.prototype`), and patterns in linear time where
  * RE2 can express them (see linear-regexp.ts). `addUsedSchema: false`: a schema's `$id` is not
@@ -21,8 +22,8 @@
  *   `{ ok: false, reason }` with ajv's message.
  * @module
  */
-import AjvModule, { type ValidateFunction } from "ajv";
-import { describeThrown } from "../kernel/index.ts";
+import AjvModule, { type SchemaValidateFunction, type ValidateFunction } from "ajv";
+import { canonicalJson, describeThrown } from "../kernel/index.ts";
 import { linearRegExp } from "./linear-regexp.ts";
 
 const Ajv = AjvModule.default;
@@ -30,18 +31,52 @@ const Ajv = AjvModule.default;
 /** The outcome of {@link compileInputSchema}. */
 export type CompiledInputSchema = { readonly ok: true; readonly validate: ValidateFunction } | { readonly ok: false; readonly reason: string };
 
-const ajv = new Ajv({
-  allErrors: true,
-  strict: false,
-  logger: false,
-  validateSchema: true,
-  addUsedSchema: false,
-  // Patterns test script-chosen text on the host's thread: linear time (see linear-regexp.ts).
-  code: { regExp: linearRegExp },
-  // `required: ["valueOf"]` must not be met by Object.prototype, nor an optional "constructor"
-  // property be checked against the inherited function.
-  ownProperties: true,
-});
+// ajv checks `uniqueItems` by comparing every pair of items (unless they are declared scalar):
+// 49 000 distinct objects held the host's thread for 47 s, and the draft-07 meta-schema applies
+// it to every `enum`, so a large enum stalled `defineTool` as well. The same rule in linear time:
+// items are equal when their canonical JSON is (for JSON data, the deep equality ajv uses).
+const uniqueItems: SchemaValidateFunction = (unique: boolean, data: readonly unknown[]): boolean => {
+  uniqueItems.errors = [];
+  if (!unique) return true;
+  const seen = new Map<string, number>();
+  for (let j = 0; j < data.length; j++) {
+    const key = canonicalJson(data[j]);
+    const i = seen.get(key);
+    if (i !== undefined) {
+      uniqueItems.errors = [{ keyword: "uniqueItems", params: { i, j }, message: `must NOT have duplicate items (items ## ${i} and ${j} are identical)` }];
+      return false;
+    }
+    seen.set(key, j);
+  }
+  return true;
+};
+
+/** The shared setup; `allErrors` only for {@link detailedValidator}. */
+function makeAjv(allErrors: boolean): InstanceType<typeof Ajv> {
+  const instance = new Ajv({
+    allErrors,
+    strict: false,
+    logger: false,
+    // The detailed instance only compiles schemas the first one has checked.
+    validateSchema: !allErrors,
+    addUsedSchema: false,
+    // Patterns test script-chosen text on the host's thread: linear time (see linear-regexp.ts).
+    code: { regExp: linearRegExp },
+    // `required: ["valueOf"]` must not be met by Object.prototype, nor an optional "constructor"
+    // property be checked against the inherited function.
+    ownProperties: true,
+  });
+  instance.removeKeyword("uniqueItems");
+  instance.addKeyword({ keyword: "uniqueItems", type: "array", schemaType: "boolean", errors: true, validate: uniqueItems });
+  return instance;
+}
+
+// The first error only: with every error collected, a recursive `anyOf` (a tree node whose child
+// is one of several node kinds) makes validation exponential in time and memory in the
+// argument's depth (a 1 KB argument nested 22 deep ran a host out of memory), since every branch
+// is then walked to the bottom and its errors kept. See detailedValidator for the full list.
+const ajv = makeAjv(false);
+let detailedAjv: InstanceType<typeof Ajv> | undefined;
 
 const compiled = new WeakMap<object, CompiledInputSchema>();
 
@@ -52,21 +87,46 @@ const compiled = new WeakMap<object, CompiledInputSchema>();
 export function compileInputSchema(schema: object): CompiledInputSchema {
   let result = compiled.get(schema);
   if (result === undefined) {
-    result = compile(schema);
+    result = compile(ajv, schema);
     compiled.set(schema, result);
   }
   return result;
 }
 
-function compile(schema: object): CompiledInputSchema {
+const detailed = new WeakMap<object, ValidateFunction | null>();
+
+/**
+ * A validator of `schema` that collects every error, for the message of a small argument the
+ * first-error validator refused; `undefined` for a schema with a `$ref` (recursion is what makes
+ * collecting every error exponential) or one that does not compile. Without `$ref`, the errors
+ * are at most the schema's size times the argument's, so callers keep the argument small.
+ * Cached by schema object; never throws.
+ */
+export function detailedValidator(schema: object): ValidateFunction | undefined {
+  let found = detailed.get(schema);
+  if (found === undefined) {
+    let hasRef = true;
+    try {
+      hasRef = JSON.stringify(schema).includes('"$ref"');
+    } catch {
+      // Not JSON: the first error will do.
+    }
+    const result = hasRef ? undefined : compile((detailedAjv ??= makeAjv(true)), schema);
+    found = result?.ok ? result.validate : null;
+    detailed.set(schema, found);
+  }
+  return found ?? undefined;
+}
+
+function compile(instance: InstanceType<typeof Ajv>, schema: object): CompiledInputSchema {
   let result: CompiledInputSchema;
   try {
-    result = { ok: true, validate: ajv.compile(schema) };
+    result = { ok: true, validate: instance.compile(schema) };
   } catch (error) {
     result = { ok: false, reason: describeThrown(error) };
   }
   try {
-    ajv.removeSchema(schema);
+    instance.removeSchema(schema);
   } catch {
     // Only an `$id` ajv cannot read throws here, after the cache entry is already gone.
   }

@@ -134,9 +134,13 @@ describe("ToolInvoker argument gate", () => {
     const readsWhenChecked = reads;
     const session = invoker.openSession();
     expect((await invoker.invoke({ name: "counted", arguments: { a: 1 } }, { session })).status).toBe("ok");
-    expect(await invoker.invoke({ name: "counted", arguments: { a: "x" } }, { session })).toMatchObject({ code: "INVALID_ARGUMENTS" });
-    // Only compiling reads the schema below the top: the calls compiled nothing.
+    // Only compiling reads the schema below the top: the call compiled nothing.
     expect(reads).toBe(readsWhenChecked);
+    // A refused small argument compiles the every-error validator for its message, once.
+    expect(await invoker.invoke({ name: "counted", arguments: { a: "x" } }, { session })).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    const readsWhenDetailed = reads;
+    expect(await invoker.invoke({ name: "counted", arguments: { a: "y" } }, { session })).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    expect(reads).toBe(readsWhenDetailed);
     // A second invoker (another Toolbox) reuses it too.
     const again = makeInvoker([tool]);
     const readsWhenCheckedAgain = reads;

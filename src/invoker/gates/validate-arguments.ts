@@ -1,18 +1,24 @@
 import type { ErrorObject, ValidateFunction } from "ajv";
 import { isArtifactArgument, type InvocationFailure, type Tool } from "../../kernel/index.ts";
-import { compileInputSchema } from "../../toolbox/compile-input-schema.ts";
+import { compileInputSchema, detailedValidator } from "../../toolbox/compile-input-schema.ts";
 import { containsArtifactArgument } from "../contains-artifact-argument.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 
 /** Most schema errors one message lists. */
 const MAX_LISTED_ERRORS = 5;
 
+/**
+ * Arguments up to this many values (objects, arrays and scalars) are validated again with every
+ * error collected when they fail, so the message lists each problem; larger ones get the first.
+ */
+const DETAILED_MAX_VALUES = 256;
+
 /** A compiled schema, a cached compile failure, or `null` for a tool without a schema (anything goes). */
-type CompiledSchema = { readonly validate: ValidateFunction | null } | { readonly failure: InvocationFailure };
+type CompiledSchema = { readonly validate: ValidateFunction | null; readonly schema?: object } | { readonly failure: InvocationFailure };
 
 /**
  * Gate 4b, validation: checks the argument copy against the tool's `inputSchema` with the ajv
- * setup of `compileInputSchema` (draft-07, `allErrors`, non-strict so vendor keywords and
+ * setup of `compileInputSchema` (draft-07, the first error, or every error for a small argument; non-strict so vendor keywords and
  * unknown formats pass; own properties only; patterns in linear time where RE2 can express
  * them), the same setup the tool check compiled the schema with, so the validator it cached is
  * reused: a schema is compiled once, by whichever comes first. Each tool's schema is read once
@@ -43,6 +49,9 @@ export class ArgumentValidator {
     const view = artifactsAsStrings(args);
     if (validate(view.value)) return undefined;
     let errors = validate.errors ?? [];
+    // Every error for a small argument (see compile-input-schema.ts for why not always).
+    const full = compiled.schema && countValues(view.value, DETAILED_MAX_VALUES) <= DETAILED_MAX_VALUES ? detailedValidator(compiled.schema) : undefined;
+    if (full && !full(view.value) && full.errors) errors = full.errors;
     if (view.pointers.size > 0) {
       errors = errors.filter((error) => error.keyword === "type" || !view.pointers.has(error.instancePath));
       if (errors.length === 0) return undefined;
@@ -67,7 +76,7 @@ export class ArgumentValidator {
       return { failure: brokenSchema(tool.name, "it is not a JSON Schema object") };
     }
     const compiled = compileInputSchema(schema);
-    return compiled.ok ? { validate: compiled.validate } : { failure: brokenSchema(tool.name, compiled.reason) };
+    return compiled.ok ? { validate: compiled.validate, schema } : { failure: brokenSchema(tool.name, compiled.reason) };
   }
 }
 
@@ -83,6 +92,18 @@ function artifactsAsStrings(args: Record<string, unknown>): { value: unknown; po
 }
 
 const NO_POINTERS: ReadonlySet<string> = new Set();
+
+/** How many values `value` holds (itself included), counting no further than just past `limit`. */
+function countValues(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= limit) {
+    const item = stack.pop();
+    count++;
+    if (typeof item === "object" && item !== null) for (const child of Object.values(item)) stack.push(child);
+  }
+  return count;
+}
 
 function substituteArtifacts(value: unknown, pointer: string, pointers: Set<string>): unknown {
   if (typeof value !== "object" || value === null) return value;
