@@ -7,6 +7,8 @@
  */
 
 const MAX_DEPTH = 4;
+/** What a value that cannot be formatted prints as. */
+export const UNPRINTABLE = "[unprintable]";
 const MAX_ITEMS = 100;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const objectKeys = Object.keys;
@@ -29,7 +31,7 @@ export function formatValue(value: unknown): string {
   try {
     return format(value, 0, []);
   } catch {
-    return "[unprintable]";
+    return UNPRINTABLE;
   }
 }
 
@@ -102,6 +104,6 @@ function safe(read: () => string): string {
   try {
     return String(read());
   } catch {
-    return "[unprintable]";
+    return UNPRINTABLE;
   }
 }

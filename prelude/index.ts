@@ -45,7 +45,7 @@ import {
   type LogLevel,
   type PreludeRunConfig,
 } from "../src/bridge/protocol.ts";
-import { formatLogArguments } from "./format-value.ts";
+import { formatLogArguments, formatValue, UNPRINTABLE } from "./format-value.ts";
 import { withNullPrototype } from "./null-prototype.ts";
 import { findNonPlainData, utf8Length } from "./plain-data.ts";
 import { createSeededRandom } from "./seeded-random.ts";
@@ -279,7 +279,7 @@ function writeLog(level: LogLevel, args: unknown[]): void {
   try {
     text = formatLogArguments(args);
   } catch {
-    text = "[unprintable]";
+    text = UNPRINTABLE;
   }
   flushCalls();
   const limit = config?.maxOutputBytes ?? 0;
@@ -321,6 +321,36 @@ function describe(error: unknown): string {
   } catch {
     return "an unprintable value";
   }
+}
+
+/**
+ * The message of a thrown object: its own, with what its `cause` and an AggregateError's `errors`
+ * say (they are the reason more often than not); an object with no message shows its content
+ * (`throw { code: "E_QUOTA" }`), not `[object Object]`.
+ */
+function withCauses(error: object, message: string | undefined): string {
+  if (message === undefined) {
+    const shown = formatValue(error);
+    return shown === UNPRINTABLE ? describe(error) : `Uncaught ${shown}`;
+  }
+  let out = message;
+  try {
+    const { cause, errors } = error as { cause?: unknown; errors?: unknown };
+    if (isArray(errors) && errors.length > 0) {
+      let listed = describeReason(errors[0]);
+      for (let i = 1; i < errors.length && i < 5; i++) listed += `; ${describeReason(errors[i])}`;
+      out += ` (errors: ${listed}${errors.length > 5 ? `; ${errors.length - 5} more` : ""})`;
+    }
+    if (cause !== undefined) out += ` (cause: ${describeReason(cause)})`;
+  } catch {
+    // A throwing getter: the message alone.
+  }
+  return out;
+}
+
+/** An Error as `name: message` (its stack's frames would read as the script's), anything else by its content. */
+function describeReason(reason: unknown): string {
+  return reason instanceof Error ? describe(reason) : formatValue(reason);
 }
 
 function readField(error: unknown, field: "name" | "message" | "stack"): string | undefined {
@@ -374,7 +404,7 @@ function fail(error: unknown): void {
   if (!end()) return;
   const isObject = typeof error === "object" && error !== null;
   const name = (isObject ? readField(error, "name") : undefined) ?? "Error";
-  const message = isObject ? (readField(error, "message") ?? describe(error)) : `Uncaught ${describe(error)}`;
+  const message = isObject ? withCauses(error, readField(error, "message")) : `Uncaught ${describe(error)}`;
   const stack = isObject ? readField(error, "stack") : undefined;
   framesSent++;
   send(FRAME_KIND.done, undefined, name, message, stack);

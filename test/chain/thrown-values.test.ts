@@ -1,0 +1,36 @@
+/**
+ * What a script throws reaches the model with its content: a thrown object that is not an Error
+ * shows its fields, and an Error's `cause` and an AggregateError's `errors` are part of the
+ * message (each as `name: message`, never a stack whose frames would read as the script's).
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { ToolChainTool } from "../../src/index.ts";
+
+describe.each(["in-process", "process"] as const)("thrown values (%s driver)", (driver) => {
+  const chain = new ToolChainTool({ tools: [], driver, poolSize: 1 });
+  afterAll(() => chain.close());
+
+  it("shows a thrown plain object's fields instead of [object Object]", async () => {
+    const run = await chain.run('throw { code: "E_QUOTA", detail: "monthly quota reached", retryAfter: 3600 };');
+    expect(run.status).toBe("error");
+    expect(run.error?.message).toBe('Uncaught { code: "E_QUOTA", detail: "monthly quota reached", retryAfter: 3600 }');
+  });
+
+  it("adds an Error's cause to its message, and keeps its position", async () => {
+    const run = await chain.run('const inner = new Error("disk full");\nthrow new Error("save failed", { cause: inner });');
+    expect(run.error).toMatchObject({ name: "Error", message: "save failed (cause: Error: disk full)", line: 2, column: 7 });
+  });
+
+  it("lists an AggregateError's errors, five at most", async () => {
+    const run = await chain.run("await Promise.any([1, 2, 3, 4, 5, 6, 7].map((n) => Promise.reject(new RangeError(`r${n}`))));");
+    expect(run.error?.name).toBe("AggregateError");
+    expect(run.error?.message).toBe(
+      "All promises were rejected (errors: RangeError: r1; RangeError: r2; RangeError: r3; RangeError: r4; RangeError: r5; 2 more)",
+    );
+  });
+
+  it("survives a cause whose getter throws: the message alone", async () => {
+    const run = await chain.run('const e = new Error("boom");\nObject.defineProperty(e, "cause", { get() { throw new Error("no"); } });\nthrow e;');
+    expect(run.error).toMatchObject({ message: "boom", line: 1 });
+  });
+});
