@@ -13,6 +13,7 @@ import { toWireResult, type WireResult } from "../src/bridge/wire-result.ts";
 import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { boundStack, clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../src/kernel/bound-error-text.ts";
 import { boundLogLine } from "./output-cap.ts";
+import { LIMIT_HINTS } from "./limits.ts";
 import type { SandboxError, SandboxLimits, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
 
 /** The prelude's bridge function: `(op, a?, b?, c?)`, see `BRIDGE_OP`. */
@@ -534,17 +535,17 @@ export function killOutcome(reason: KillReason, limits: SandboxLimits): Settled 
     case "timeout":
       return {
         status: "timeout",
-        error: { phase: "limit", name: "TimeoutError", message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms)` },
+        error: { phase: "limit", name: "TimeoutError", message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms). ${LIMIT_HINTS.timeout}` },
       };
     case "cpu":
       return {
         status: "timeout",
-        error: { phase: "limit", name: "CpuLimitError", message: `the script used more than cpuTimeMs (${limits.cpuTimeMs} ms) of CPU` },
+        error: { phase: "limit", name: "CpuLimitError", message: `the script used more than cpuTimeMs (${limits.cpuTimeMs} ms) of CPU. ${LIMIT_HINTS.cpu}` },
       };
     case "memory":
       return {
         status: "error",
-        error: { phase: "limit", name: "MemoryLimitError", message: `the script exceeded memoryLimitMb (${limits.memoryLimitMb} MiB)` },
+        error: { phase: "limit", name: "MemoryLimitError", message: `the script exceeded memoryLimitMb (${limits.memoryLimitMb} MiB). ${LIMIT_HINTS.memory}` },
       };
     case "cancelled":
       return { status: "cancelled" };

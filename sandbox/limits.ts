@@ -26,3 +26,13 @@ export function sandboxLimitsFromPolicy(policy: ChainPolicy, options: SandboxLim
     maxArgumentBytes: options.maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES,
   });
 }
+
+/**
+ * What the model can change when a run hits a limit: the limit errors name the limit and its
+ * value, then this (the host's own operator can raise the limit; the model cannot).
+ */
+export const LIMIT_HINTS = {
+  timeout: "Do less in one chain (fewer or faster calls; independent calls together with Promise.all), or split the work across chains.",
+  cpu: "A loop that never ends, or computation too heavy for a script? Bound the loop, or leave heavy work to a tool.",
+  memory: "The script holds too much data: keep large results as artifact refs, work through data in pieces, and return less.",
+} as const;

@@ -34,6 +34,7 @@ import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
 import { forwardClock, killOutcome } from "./isolate-common.ts";
+import { LIMIT_HINTS } from "./limits.ts";
 import { boundLogLine } from "./output-cap.ts";
 import { ProcessChannel } from "./process-channel.ts";
 import { spinWait } from "./spin-wait.ts";
@@ -577,7 +578,7 @@ export class SandboxProcess {
           error: {
             phase: "limit",
             name: "TimeoutError",
-            message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms); the sandbox process did not answer and was killed`,
+            message: `the chain ran past totalTimeoutMs (${limits.totalTimeoutMs} ms); the sandbox process did not answer and was killed. ${LIMIT_HINTS.timeout}`,
           },
           ...stats,
         };

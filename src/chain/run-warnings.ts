@@ -1,4 +1,5 @@
-import type { ChainCallRecord, ChainRunStatus, ChainRunWarning } from "../kernel/index.ts";
+import { LIMIT_HINTS } from "../../sandbox/limits.ts";
+import type { ChainCallRecord, ChainError, ChainRunStatus, ChainRunWarning } from "../kernel/index.ts";
 
 /** Call numbers a warning spells out; the rest are counted. */
 const MAX_LISTED_SEQS = 10;
@@ -39,4 +40,24 @@ function notAwaitedMessage(seqs: readonly number[]): string {
     "Await every tool call the script depends on: `for (const x of xs) await tools.name(x)` or " +
     "`await Promise.all(xs.map((x) => tools.name(x)))` (`forEach` does not wait for async callbacks)."
   );
+}
+
+/**
+ * A chain's `TimeoutError` with the calls it was waiting for when the time ran out (recorded
+ * `CANCELLED`: the run's end stopped them), before the hint on what to do, e.g. `the chain ran
+ * past totalTimeoutMs (2000 ms). It was waiting for tools.fetch_report (#3). Do less ...`, so the
+ * model knows which tool was slow. Other errors come back as they are.
+ */
+export function withWaitedCalls(error: ChainError, callTrace: readonly ChainCallRecord[]): ChainError {
+  if (error.name !== "TimeoutError") return error;
+  const waited = callTrace.filter((record) => record.code === "CANCELLED");
+  if (waited.length === 0) return error;
+  const listed = waited
+    .slice(0, MAX_LISTED_SEQS)
+    .map((record) => `tools.${record.tool} (#${record.seq})`)
+    .join(", ");
+  const more = waited.length > MAX_LISTED_SEQS ? ` and ${waited.length - MAX_LISTED_SEQS} more` : "";
+  const hint = LIMIT_HINTS.timeout;
+  const said = error.message.endsWith(hint) ? error.message.slice(0, -hint.length).trimEnd() : error.message;
+  return { ...error, message: `${said} It was waiting for ${listed}${more}.${said === error.message ? "" : ` ${hint}`}` };
 }

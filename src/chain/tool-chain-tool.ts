@@ -75,7 +75,7 @@ import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { RunPlan } from "./call-router.ts";
 import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
 import { boundsItself, createSandboxDriver, type DriverChoice } from "./create-driver.ts";
-import { runWarnings } from "./run-warnings.ts";
+import { runWarnings, withWaitedCalls } from "./run-warnings.ts";
 import { summarizeRun } from "./summarize-run.ts";
 import type { ChainTraceError, TracedChainRunResult } from "./traced-chain-run-result.ts";
 
@@ -792,6 +792,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     callTrace.sort((a, b) => a.seq - b.seq);
     const pendingApproval = status === "suspended" ? run.pendingApproval : undefined;
     const warnings = runWarnings(status, callTrace, outcome?.unansweredCalls);
+    if (status === "timeout" && error) error = withWaitedCalls(error, callTrace);
     let result: TracedChainRunResult = {
       chainId,
       status,
