@@ -237,11 +237,13 @@ export function settledFromDone(a: FrameField, b: FrameField, c: FrameField, d: 
   if (typeof b === "string") {
     // A script can throw { name, message, stack } of any size: cut here, where the runner first
     // holds them (the sandbox child would otherwise have to send them whole; see bound-error-text.ts).
+    // And well-formed: a lone surrogate would come out of each codec on the way (the process
+    // channel, a trace file) differently, so the result and its stored trace would disagree.
     const error: SandboxError = {
       phase: "runtime",
-      name: clipText(b, MAX_ERROR_NAME_CHARS),
-      message: typeof c === "string" ? clipText(c, MAX_ERROR_MESSAGE_CHARS) : "",
-      ...(typeof d === "string" ? { stack: boundStack(d) } : {}),
+      name: clipText(b, MAX_ERROR_NAME_CHARS).toWellFormed(),
+      message: typeof c === "string" ? clipText(c, MAX_ERROR_MESSAGE_CHARS).toWellFormed() : "",
+      ...(typeof d === "string" ? { stack: boundStack(d).toWellFormed() } : {}),
     };
     return { status: "error", error };
   }

@@ -4,10 +4,11 @@
  * message (each as `name: message`, never a stack whose frames would read as the script's).
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { ToolChainTool } from "../../src/index.ts";
+import { MemoryTraceStore, ToolChainTool } from "../../src/index.ts";
 
 describe.each(["in-process", "process"] as const)("thrown values (%s driver)", (driver) => {
-  const chain = new ToolChainTool({ tools: [], driver, poolSize: 1 });
+  const traceStore = new MemoryTraceStore();
+  const chain = new ToolChainTool({ tools: [], driver, poolSize: 1, traceStore });
   afterAll(() => chain.close());
 
   it("shows a thrown plain object's fields instead of [object Object]", async () => {
@@ -32,5 +33,13 @@ describe.each(["in-process", "process"] as const)("thrown values (%s driver)", (
   it("survives a cause whose getter throws: the message alone", async () => {
     const run = await chain.run('const e = new Error("boom");\nObject.defineProperty(e, "cause", { get() { throw new Error("no"); } });\nthrow e;');
     expect(run.error).toMatchObject({ message: "boom", line: 1 });
+  });
+
+  it("makes error text well-formed, so the result and its stored trace say the same", async () => {
+    const run = await chain.run("const e = new Error('bad \\ud800 id');\ne.name = 'Odd\\udc00Error';\nthrow e;");
+    expect(run.error).toMatchObject({ name: "Odd\ufffdError", message: "bad \ufffd id" });
+    expect(run.error?.stack?.split("\n")[0]).toBe("Odd\ufffdError: bad \ufffd id");
+    const trace = await traceStore.load(run.chainId);
+    expect(trace.outcome?.error).toMatchObject({ name: "Odd\ufffdError", message: "bad \ufffd id" });
   });
 });
