@@ -1,3 +1,4 @@
+import { displayWidth } from "./display-width.ts";
 import { splitLines } from "./line-index.ts";
 
 /** Options of {@link codeFrame}. */
@@ -33,7 +34,9 @@ export interface CodeFrameOptions {
  *
  * `line` and `column` are 1-based (column in UTF-16 code units); out-of-range values are
  * clamped to the text, so a position just past the end (an unexpected end of script) points
- * after the last character. Tabs before the column are kept in the caret line so it aligns.
+ * after the last character. The caret is placed by display width, so it stands under the
+ * column on a monospace screen: two cells for a CJK character or an emoji, none for a combining
+ * mark (see `display-width.ts`); tabs before the column are kept in the caret line.
  */
 export function codeFrame(source: string, line: number, column: number, options: CodeFrameOptions = {}): string {
   const lines = splitLines(source);
@@ -55,7 +58,7 @@ export function codeFrame(source: string, line: number, column: number, options:
     out.push(text.length > 0 ? `${gutter} ${text}` : gutter);
     if (number === target) {
       const leadIn = windowStart > 0 ? " " : "";
-      const before = targetText.slice(windowStart, caretIndex).replace(/[^\t]/gu, " ");
+      const before = targetText.slice(windowStart, caretIndex).split("\t").map((part) => " ".repeat(displayWidth(part))).join("\t");
       out.push(`  ${" ".repeat(width)} | ${leadIn}${before}^`);
     }
   }

@@ -12,9 +12,12 @@
  *   │  (`const a` twice passes), so V8 compiles the result once (node:vm Script, never
  *   │  run) for the early errors the isolate would raise. Taken only when both accept it
  *   │  and the scan saw nothing that needs esbuild; anything else falls through.
- *   ├─ esbuild transformSync (ts loader, target node24, external source map): the authority.
- *   │  Its errors become the compile ChainError, positioned in the original text. Helpers it
- *   │  emits (decorators) move inside an arrow function, so the code stays one expression.
+ *   ├─ esbuild transformSync (ts loader, target node24, external source map, never an input
+ *   │  one the script names): the authority. Its errors become the compile ChainError,
+ *   │  positioned in the original text. Helpers it emits (decorators) move inside an arrow
+ *   │  function, so the code stays one expression.
+ *   ├─ the code ends with COMPILED_SCRIPT_TRAILER, so no `//# sourceURL=` of the script
+ *   │  renames it in V8's stack frames.
  *   └─ checks confirmed against the compiled code: import()/require() → CompileError;
  *      a `}` that closed the wrapper early → SyntaxError (confirmed by a second wrap, and by
  *      V8, which compiles the body alone as one async function body: a body that closes its
@@ -50,6 +53,7 @@ import {
   COMPILED_SCRIPT_LINE_OFFSET,
   COMPILED_SCRIPT_PREFIX,
   COMPILED_SCRIPT_SUFFIX,
+  COMPILED_SCRIPT_TRAILER,
   DEFAULT_SOURCE_NAME,
   wrapScriptBody,
 } from "./compiled-script-contract.ts";
@@ -240,6 +244,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
       segments: decodeSourceMapMappings(output.mappings),
     });
   }
+  code += COMPILED_SCRIPT_TRAILER;
 
   const refused = findRefusedSyntax(code, text, scan, filename);
   if (refused !== undefined) {
@@ -307,7 +312,9 @@ function explainEsbuildError(message: Message, text: SourceText, scan: ScriptSca
     if (line < 1 || line > text.lineCount) {
       inWrapper = true;
     } else {
-      offset = text.offsetOf(line, utf8ColumnToUtf16(location.lineText, location.column) + 1);
+      // esbuild's column counts UTF-8 bytes of the line, a leading U+FEFF too, which its
+      // `lineText` leaves out: the column is converted on the line as the script has it.
+      offset = text.offsetOf(line, utf8ColumnToUtf16(text.lineText(line), location.column) + 1);
     }
   }
   if (scan.moduleSyntax !== undefined && (offset === undefined || scan.moduleSyntax <= offset)) {
@@ -359,6 +366,14 @@ class SourceText {
     this.lineCount = this.#starts.length;
   }
 
+  /** The text of 1-based `line`, without its line terminator. */
+  lineText(line: number): string {
+    const start = this.#starts[line - 1] ?? 0;
+    const next = this.#starts[line];
+    if (next === undefined) return this.source.slice(start);
+    return this.source.slice(start, this.source.startsWith("\r\n", next - 2) ? next - 2 : next - 1);
+  }
+
   offsetOf(line: number, column: number): number {
     return (this.#starts[line - 1] ?? 0) + column - 1;
   }
@@ -391,9 +406,19 @@ const ESBUILD_OPTIONS: TransformOptions = {
   tsconfigRaw: { compilerOptions: { useDefineForClassFields: true } },
 };
 
+/**
+ * A line after the wrapped script, for esbuild only. esbuild reads an input source map from the
+ * last `sourceMappingURL` comment of what it compiles (`//#`, `//@`, `/*#`) and composes its own
+ * map with it, so a script holding an inline `//# sourceMappingURL=data:…` would decide where
+ * every runtime error is reported. This comment comes last, and its URL, not a `data:` one, is not
+ * read (a transform has no file system): no input map is used. Nothing of the script changes
+ * (strings that hold such text are not comments), and esbuild leaves the comment out of its output.
+ */
+const NO_INPUT_SOURCE_MAP = "\n//# sourceMappingURL=isochain:none";
+
 function runEsbuild(wrapped: string, filename: string): EsbuildOutput {
   try {
-    const result = transformSync(wrapped, { ...ESBUILD_OPTIONS, sourcefile: filename });
+    const result = transformSync(`${wrapped}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: filename });
     const parsed = JSON.parse(result.map) as { mappings?: unknown };
     if (typeof parsed.mappings !== "string") {
       throw new ChainRuntimeError("COMPILE_FAILED", "esbuild returned a source map without mappings.");
@@ -573,8 +598,10 @@ function checkingAsyncFunction(): FunctionConstructor {
  */
 function isOneFunctionBody(code: string): boolean {
   const start = code.indexOf(COMPILED_SCRIPT_PREFIX);
-  // The end of the wrapper: the last `}` (before the closing of asOneExpression's arrow, if any).
-  const tail = code.endsWith(HELPERS_TAIL) ? code.length - HELPERS_TAIL.length : code.length;
+  // The end of the wrapper: the last `}` before the trailer (and before the closing of
+  // asOneExpression's arrow, if any).
+  const expressionEnd = code.length - COMPILED_SCRIPT_TRAILER.length;
+  const tail = code.endsWith(HELPERS_TAIL, expressionEnd) ? expressionEnd - HELPERS_TAIL.length : expressionEnd;
   const end = code.lastIndexOf("}", tail - 1);
   if (start < 0 || end < start + COMPILED_SCRIPT_PREFIX.length) return false;
   try {

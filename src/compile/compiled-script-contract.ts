@@ -10,8 +10,9 @@
  *   `(async function __chain__() {\n<body>\n})`. The body starts on line 2, so for an output
  *   of the fast path (type stripping) a stack position `scriptName:L:C` is line `L - 1`,
  *   column `C` of the original script; in every case use `CompileResult.map` to translate.
- * - `code` is one expression, so a driver may splice it into a call (`start(<code>)`). When
- *   esbuild needs helper declarations for syntax V8 lacks (decorators), they sit inside an
+ * - `code` is one expression and then the line {@link COMPILED_SCRIPT_TRAILER}, a comment, so
+ *   a driver may splice it into a call that goes on after a line break (`start(<code>\n)`).
+ *   When esbuild needs helper declarations for syntax V8 lacks (decorators), they sit inside an
  *   arrow function that returns the wrapped function: `(() => {var __decorate…;\nreturn
  *   (async function __chain__() {…});\n})()`; no line of the body moves.
  * - The function is sloppy-mode (no `"use strict"` added) and is named `__chain__`, the name
@@ -29,6 +30,15 @@ export const COMPILED_SCRIPT_PREFIX = `(async function ${COMPILED_FUNCTION_NAME}
 
 /** Text after the script body in the compiled code (before the TypeScript is removed). */
 export const COMPILED_SCRIPT_SUFFIX = "\n})";
+
+/**
+ * The line that ends the compiled code, after the expression: an empty `sourceURL` comment. V8
+ * names a script after the last `//# sourceURL=` (or `//@ sourceURL=`) comment in it, whatever
+ * file name it was compiled under, and an empty one leaves it that file name. Without this line,
+ * a script holding such a comment (`//# sourceURL=report.ts`, kept by the type stripper) would
+ * rename itself in every stack frame, and no frame would map back to it.
+ */
+export const COMPILED_SCRIPT_TRAILER = "\n//# sourceURL=";
 
 /**
  * Lines the prefix adds before the body: original line = generated line - this, on the

@@ -8,6 +8,7 @@ export * from "./compile-cache.ts";
 export * from "./compile-script.ts";
 export * from "./compiled-script-contract.ts";
 export * from "./decode-source-map-mappings.ts";
+export * from "./display-width.ts";
 export * from "./line-index.ts";
 export * from "./map-runtime-error.ts";
 export * from "./scan-script.ts";

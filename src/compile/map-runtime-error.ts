@@ -31,9 +31,10 @@ export { MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS, MAX_STACK_LINE_CHARS, MA
 
 /**
  * Turns a sandbox fault into a {@link ChainError} about the original script: the stack is
- * mapped (frames outside the script dropped), and `line`, `column` and `codeFrame` come from
- * its first frame in the script. A fault with no such frame (a limit hit in the prelude)
- * keeps only phase, name, message and the mapped stack.
+ * mapped (frames outside the script dropped, its header, the name and message, kept as it is),
+ * and `line`, `column` and `codeFrame` come from its first frame in the script. A fault with
+ * no such frame (a limit hit in the prelude) keeps only phase, name, message and the mapped
+ * stack.
  *
  * Every field is script-controlled (a script may throw `{ name, message, stack }` of any size),
  * so each is bounded before any work is done on it: name {@link MAX_ERROR_NAME_CHARS}, message
@@ -50,8 +51,11 @@ export function mapRuntimeError(fault: CompiledCodeFault, options: MapRuntimeErr
   };
   if (fault.stack === undefined) return base;
   const bounded = boundStack(fault.stack);
-  const stack = options.map.mapStack(bounded, options.scriptName);
-  const position = options.map.locateError(bounded, options.scriptName);
+  // The uncut name and message, whose every line heads the stack; they are only counted, no
+  // further than the bounded stack's lines.
+  const header = { name: fault.name, message: fault.message };
+  const stack = options.map.mapStack(bounded, options.scriptName, header);
+  const position = options.map.locateError(bounded, options.scriptName, header);
   if (position === undefined) return { ...base, stack };
   return {
     ...base,

@@ -21,14 +21,30 @@ export interface SourcePositionMapper {
    */
   originalPosition(line: number, column: number): SourcePosition | undefined;
   /**
-   * Rewrites a V8 stack: every `scriptName:L:C` becomes `<filename>:l:c` in the original
-   * script, the frame of the script's own function reads `at chain.ts:l:c` (instead of
+   * Rewrites a V8 stack: every `scriptName:L:C` of a frame becomes `<filename>:l:c` in the
+   * original script, the frame of the script's own function reads `at chain.ts:l:c` (instead of
    * `at __chain__ (…)`), and frames that are not in the script (prelude, host, wrapper,
-   * helpers) are dropped. Lines that are not frames (the message) are kept.
+   * helpers) are dropped. The header (the error's name and message) is kept as it is; see
+   * {@link StackHeader} for how it is told from the frames.
    */
-  mapStack(stack: string, scriptName: string): string;
+  mapStack(stack: string, scriptName: string, header?: StackHeader): string;
   /** The first frame of `stack` that maps into the original script, if any. */
-  locateError(stack: string, scriptName: string): SourcePosition | undefined;
+  locateError(stack: string, scriptName: string, header?: StackHeader): SourcePosition | undefined;
+}
+
+/**
+ * The error whose stack is mapped. V8 begins a stack with the error's name and message
+ * (`TypeError: x is not a function`) and then lists the frames, one per line; a message may span
+ * lines and hold text that reads like a frame (a tool's error text carrying someone else's
+ * stack), so the header's lines are counted from these and never read as frames. V8 writes the
+ * stack when it is first read, from the name and message of that moment: a script that reads it,
+ * then changes them, gets its frames read by a different count. A message cut before it reached
+ * the host is counted as far as it goes. Without a header, the stack's first line is taken as its
+ * header and every later line that reads like a frame is a frame.
+ */
+export interface StackHeader {
+  readonly name: string;
+  readonly message: string;
 }
 
 /** Options of {@link createSourcePositionMapper}. */
@@ -72,10 +88,20 @@ export function createSourcePositionMapper(options: SourcePositionMapperOptions)
     return { line: originalLine, column: originalColumn };
   };
 
-  const mapFrames = (stack: string, scriptName: string, onPosition?: (position: SourcePosition) => boolean): string => {
-    const location = new RegExp(`${escapeRegExp(scriptName)}:(\\d+):(\\d+)`, "gu");
-    const out: string[] = [];
-    for (const line of stack.split("\n")) {
+  const mapFrames = (
+    stack: string,
+    scriptName: string,
+    header: StackHeader | undefined,
+    onPosition?: (position: SourcePosition) => boolean,
+  ): string => {
+    // Only the script's own file, whole: a frame's location is `(name:L:C)` or ends the line
+    // after `at ` (`at name:L:C`, `at async name:L:C`); `/srv/app/chain.js:3:4` or
+    // `blockchain.js:3:4` is another file.
+    const location = new RegExp(`(?<=\\(|^\\s*at (?:async )?)${escapeRegExp(scriptName)}:(\\d+):(\\d+)(?=\\)|$)`, "gu");
+    const lines = stack.split("\n");
+    const headerLines = header === undefined ? 1 : countLines(header.name, lines.length) + countLines(header.message, lines.length) - 1;
+    const out = lines.slice(0, headerLines);
+    for (const line of lines.slice(headerLines)) {
       if (!/^\s*at\s/u.test(line)) {
         out.push(line);
         continue;
@@ -97,10 +123,10 @@ export function createSourcePositionMapper(options: SourcePositionMapperOptions)
   return {
     filename,
     originalPosition,
-    mapStack: (stack, scriptName) => mapFrames(stack, scriptName),
-    locateError: (stack, scriptName) => {
+    mapStack: (stack, scriptName, header) => mapFrames(stack, scriptName, header),
+    locateError: (stack, scriptName, header) => {
       let found: SourcePosition | undefined;
-      mapFrames(stack, scriptName, (position) => {
+      mapFrames(stack, scriptName, header, (position) => {
         found ??= position;
         return true;
       });
@@ -113,6 +139,17 @@ export function createSourcePositionMapper(options: SourcePositionMapperOptions)
 function renameScriptFrame(frame: string): string {
   const match = new RegExp(`^(\\s*at\\s+(?:async\\s+)?)${COMPILED_FUNCTION_NAME}\\s+\\((.*)\\)\\s*$`, "u").exec(frame);
   return match === null ? frame : `${match[1] ?? ""}${match[2] ?? ""}`;
+}
+
+/**
+ * Lines `text` takes in a stack split at `\n` (the only break V8 puts between frames; a `\r` or
+ * U+2028 in a message stays inside its line), counted up to `max`: a message may be long, the
+ * stack it heads is bounded.
+ */
+function countLines(text: string, max: number): number {
+  let count = 1;
+  for (let at = text.indexOf("\n"); at >= 0 && count < max; at = text.indexOf("\n", at + 1)) count += 1;
+  return count;
 }
 
 function findSegment(line: readonly MappingSegment[] | undefined, column: number): MappingSegment | undefined {

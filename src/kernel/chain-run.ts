@@ -34,9 +34,16 @@ export interface ChainError {
   readonly phase: ChainErrorPhase;
   readonly name: string;
   readonly message: string;
-  /** 1-based line in the original script. */
+  /**
+   * Line in the original script, 1-based. Every line terminator JavaScript knows ends a line
+   * (`\n`, `\r\n`, `\r`, U+2028, U+2029), so a CRLF script counts like an LF one.
+   */
   readonly line?: number;
-  /** 1-based column in the original script. */
+  /**
+   * Column in the original script, 1-based, counted in UTF-16 code units, as JavaScript string
+   * indexes are: column `c` is `lineText[c - 1]`. A character outside the Basic Multilingual
+   * Plane (most emoji) counts 2, a combining mark 1, a CJK character 1, whatever width each shows.
+   */
   readonly column?: number;
   /** The lines around the fault, with a caret. */
   readonly codeFrame?: string;

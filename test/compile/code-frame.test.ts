@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { codeFrame, lineStartOffsets, positionAtOffset, utf8ColumnToUtf16 } from "../../src/compile/index.ts";
+import { codeFrame, displayWidth, lineStartOffsets, positionAtOffset, utf8ColumnToUtf16 } from "../../src/compile/index.ts";
 
 const SOURCE = ["one", "two", "three", "four", "five", "six"].join("\n");
 
@@ -25,6 +25,21 @@ describe("codeFrame", () => {
     expect(codeFrame("\t\tx = ;", 1, 7)).toBe(["> 1 | \t\tx = ;", "    | \t\t    ^"].join("\n"));
   });
 
+  it.each([
+    // [what comes before the fault, the line, the fault's column, what the caret line holds before "^"]
+    ["CJK characters (two cells each)", "const 名前 = ;", 12, " ".repeat(13)],
+    ["fullwidth forms", "const ｘ = ＡＢ + ;", 16, " ".repeat(18)],
+    ["an emoji (two code units, two cells)", "const s = '😀'; const b = ;", 27, " ".repeat(26)],
+    ["an emoji joined with U+200D (eight code units, two cells)", "const s = '👨‍👩‍👧'; const b = ;", 33, " ".repeat(26)],
+    ["a flag (four code units, two cells)", "const s = '🇫🇷'; const b = ;", 29, " ".repeat(26)],
+    ["combining marks (no cell)", "const e\u0301\u0323 = ;", 13, " ".repeat(10)],
+    ["a U+FEFF (no cell)", "\uFEFFconst b = ;", 12, " ".repeat(10)],
+    ["a tab and a wide character", "\t名 = ;", 6, `\t${" ".repeat(5)}`],
+  ])("puts the caret under the column by display width after %s", (_label, line, column, before) => {
+    expect(line.slice(column - 1)).toBe(";");
+    expect(codeFrame(line, 1, column)).toBe([`> 1 | ${line}`, `    | ${before}^`].join("\n"));
+  });
+
   it("cuts very long lines to a window around the column", () => {
     const line = `${"a".repeat(1000)}!${"b".repeat(1000)}`;
     const frame = codeFrame(line, 1, 1001, { maxLineLength: 40 });
@@ -36,6 +51,30 @@ describe("codeFrame", () => {
   it("handles CRLF and empty sources", () => {
     expect(codeFrame("a\r\nb = ;\r\nc", 2, 5)).toBe(["  1 | a", "> 2 | b = ;", "    |     ^", "  3 | c"].join("\n"));
     expect(codeFrame("", 1, 1)).toBe(["> 1 |", "    | ^"].join("\n"));
+  });
+});
+
+describe("displayWidth", () => {
+  it.each([
+    ["", 0],
+    ["plain ASCII", 11],
+    ["名前", 4],
+    ["ｶﾀｶﾅ", 4], // halfwidth katakana
+    ["한국어", 6],
+    ["ＡＢ", 4],
+    ["e\u0301", 1],
+    ["\u0301", 0],
+    ["a\u200Bb\uFEFF", 2],
+    ["😀", 2],
+    ["❤", 1], // text presentation
+    ["❤\uFE0F", 2],
+    ["1\uFE0F\u20E3", 2],
+    ["👍🏽", 2],
+    ["👨‍👩‍👧", 2],
+    ["🇫🇷🇩🇪", 4],
+    ["é😀名x", 6],
+  ])("displayWidth(%j) = %i", (text, width) => {
+    expect(displayWidth(text)).toBe(width);
   });
 });
 

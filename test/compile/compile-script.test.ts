@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   COMPILED_SCRIPT_PREFIX,
   COMPILED_SCRIPT_SUFFIX,
+  COMPILED_SCRIPT_TRAILER,
   CompileCache,
   compileScript,
   MAX_SCRIPT_CHARS,
@@ -29,11 +30,11 @@ describe("compileScript: output contract", () => {
     expect(result.engine).toBe(engine === "auto" ? "strip" : "esbuild");
   });
 
-  it("the fast path keeps the wrapper verbatim around the stripped body", () => {
+  it("the fast path keeps the wrapper verbatim around the stripped body, then the trailer", () => {
     const result = compileOk("const a: number = 1;\nreturn a");
     expect(result.code.startsWith(COMPILED_SCRIPT_PREFIX)).toBe(true);
-    expect(result.code.endsWith(COMPILED_SCRIPT_SUFFIX)).toBe(true);
-    expect(result.code).toBe(`${COMPILED_SCRIPT_PREFIX}const a         = 1;\nreturn a${COMPILED_SCRIPT_SUFFIX}`);
+    expect(result.code.endsWith(`${COMPILED_SCRIPT_SUFFIX}${COMPILED_SCRIPT_TRAILER}`)).toBe(true);
+    expect(result.code).toBe(`${COMPILED_SCRIPT_PREFIX}const a         = 1;\nreturn a${COMPILED_SCRIPT_SUFFIX}${COMPILED_SCRIPT_TRAILER}`);
   });
 
   it.each(ENGINES)("runs a script file that starts with a #! line, and keeps its positions (%s)", async (engine) => {
@@ -127,6 +128,14 @@ describe("compileScript: output contract", () => {
     }
     expect(compileOk(`${plain} + 0`).engine).toBe("strip"); // the fast path still works
     expect(compileOk(`${"// padding\n".repeat(600)}${plain}`).engine).toBe("esbuild"); // over 6 KiB
+  });
+
+  it("esbuild never takes an input source map from the script", async () => {
+    const map = { version: 3, sources: ["chain.ts"], names: [], mappings: "AAIA;AAAA;AAAA;AAAA;AAAA" };
+    const comment = `//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(map)).toString("base64")}`;
+    const result = compileOk(`const o: any = {};\no.x.y;\n${comment}`, { engine: "esbuild" });
+    const stack = await runCompiled(result.code).then(() => "", (error: unknown) => (error as Error).stack ?? "");
+    expect(result.map.locateError(stack, "chain.js")).toEqual({ line: 2, column: 5 });
   });
 
   it("hash is the sha256 of the source", () => {
@@ -230,6 +239,13 @@ describe("compileScript: syntax errors", () => {
   it("a redeclaration (a scope error the type stripper does not see)", () => {
     const error = compileError("const res = 1;\nconst res = 2;\nreturn res");
     expect(error).toMatchObject({ line: 2, column: 7, message: 'The symbol "res" has already been declared' });
+  });
+
+  it.each(ENGINES)("a U+FEFF at the start of a line does not move the column (%s)", (engine) => {
+    expect(compileError("\uFEFFconst b = ;", engine)).toMatchObject({ line: 1, column: 12 });
+    expect(compileError("\uFEFFconst b = ;\nreturn 1;", engine)).toMatchObject({ line: 1, column: 12 });
+    expect(compileError("const a = 1;\n\uFEFFconst b = ;", engine)).toMatchObject({ line: 2, column: 12 });
+    expect(compileError("const a = 1;\r\n\uFEFF\uFEFFconst é = ;\r\nreturn a", engine)).toMatchObject({ line: 2, column: 13 });
   });
 
   it("columns count UTF-16 code units after non-ASCII text", () => {
