@@ -348,9 +348,14 @@ function withCauses(error: object, message: string | undefined): string {
   return out;
 }
 
-/** An Error as `name: message` (its stack's frames would read as the script's), anything else by its content. */
+/**
+ * An Error as `name: message` (its stack's frames would read as the script's), anything else by
+ * its content; on one line (quoted if need be), so the message heading the stack keeps the line
+ * count the host reads the stack's frames by.
+ */
 function describeReason(reason: unknown): string {
-  return reason instanceof Error ? describe(reason) : formatValue(reason);
+  const text = reason instanceof Error ? describe(reason) : formatValue(reason);
+  return reflectApply(stringIndexOf, text, ["\n"]) < 0 ? text : jsonStringify(text);
 }
 
 function readField(error: unknown, field: "name" | "message" | "stack"): string | undefined {

@@ -22,6 +22,11 @@ describe.each(["in-process", "process"] as const)("thrown values (%s driver)", (
     expect(run.error).toMatchObject({ name: "Error", message: "save failed (cause: Error: disk full)", line: 2, column: 7 });
   });
 
+  it("keeps the position when a cause's message spans lines (the stack's frames are read past the message's lines)", async () => {
+    const run = await chain.run('const inner = new Error("disk\\nfull");\nthrow new Error("save failed", { cause: inner });');
+    expect(run.error).toMatchObject({ message: 'save failed (cause: "Error: disk\\nfull")', line: 2, column: 7 });
+  });
+
   it("lists an AggregateError's errors, five at most", async () => {
     const run = await chain.run("await Promise.any([1, 2, 3, 4, 5, 6, 7].map((n) => Promise.reject(new RangeError(`r${n}`))));");
     expect(run.error?.name).toBe("AggregateError");
