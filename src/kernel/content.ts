@@ -20,7 +20,10 @@ export interface AudioBlock {
   readonly mimeType: string;
 }
 
-/** A reference to a resource, optionally with its text, as in MCP's embedded resources. */
+/**
+ * A resource by its URI, optionally with its text: the flat form a tool's MCP embedded resource
+ * (`{ type: "resource", resource: { uri, text } }`) or `resource_link` is normalised to.
+ */
 export interface ResourceBlock {
   readonly type: "resource";
   readonly uri: string;

@@ -7,7 +7,7 @@
  * | returned value                         | result                                                         |
  * | -------------------------------------- | -------------------------------------------------------------- |
  * | `undefined`                            | invalid ("returned undefined")                                 |
- * | a result shape (see below)             | validated; blocks kept, `structuredContent` made plain JSON    |
+ * | a result shape (see below)             | validated; blocks copied, `structuredContent` made plain JSON  |
  * | a string                               | `{ content: [{ type: "text", text: value }] }` (no structured) |
  * | a plain object                         | JSON text + `structuredContent` = a JSON copy of the object    |
  * | an array, number, boolean or `null`    | JSON text + `structuredContent` = `{ value }`                   |
@@ -16,18 +16,33 @@
  * A *result shape* is an object whose keys are only `content`, `isError`, `structuredContent`
  * and `_meta` (the MCP `CallToolResult` keys) with `content` an array. Any other object is a
  * plain value, even if it has a `content` key. A result shape with a malformed block is
- * invalid rather than silently sent on as data.
+ * invalid rather than silently sent on as data. Each block is copied with its known fields,
+ * each read once (so what was checked is what is kept; `annotations` and `_meta` are dropped):
+ *
+ * | block                                               | kept as                                   |
+ * | --------------------------------------------------- | ----------------------------------------- |
+ * | `{ type: "text", text }`                            | itself                                    |
+ * | `{ type: "image" \| "audio", data, mimeType }`      | itself; `data` must be base64             |
+ * | `{ type: "resource", uri, mimeType?, text? }`       | itself                                    |
+ * | `{ type: "resource", resource: { uri, mimeType?, text } }` (MCP) | `{ type: "resource", uri, mimeType?, text }` |
+ * | `{ type: "resource_link", uri, name, mimeType? }` (MCP) | `{ type: "resource", uri, mimeType? }` |
+ *
+ * A resource's `blob` (binary contents) is invalid: nothing downstream keeps a resource's bytes,
+ * and dropping them would pass on a resource without its contents.
  *
  * Plain values follow `JSON.stringify` (object keys whose value is `undefined` are dropped,
- * `toJSON` is honoured, so a `Date` becomes its ISO string) except where JSON would lose data
- * without a word: cycles, BigInt, functions, symbols, non-finite numbers, `Map`, `Set`,
- * typed arrays, `ArrayBuffer` and `Promise` anywhere in the value are invalid, and the reason
- * names the path (`$.rows[3].id`). So are values nested deeper than {@link MAX_RESULT_DEPTH}
- * levels and results of more than {@link MAX_RESULT_VALUES} values.
+ * `toJSON` is honoured, so a valid `Date` becomes its ISO string) except where JSON would lose
+ * data without a word: cycles, BigInt, functions, symbols, non-finite numbers, `Map`, `Set`,
+ * typed arrays, `ArrayBuffer`, `Promise`, `Error`, `RegExp`, `WeakRef`, boxed primitives
+ * (`new String("x")`) and invalid dates anywhere in the value are invalid, and the reason
+ * names the path (`$.rows[3].id`) and what to return instead. So are values nested deeper than
+ * {@link MAX_RESULT_DEPTH} levels and results of more than {@link MAX_RESULT_VALUES} values.
  * @module
  */
-import type { ContentBlock, ToolExecutionResult } from "../kernel/index.ts";
+import type { ContentBlock, ResourceBlock, ToolExecutionResult } from "../kernel/index.ts";
 import { describeThrown } from "../kernel/index.ts";
+import { clipText } from "../kernel/bound-error-text.ts";
+import { readErrorFields } from "../kernel/error-fields.ts";
 
 /** The outcome of {@link normalizeToolResult}. */
 export type NormalizedToolResult =
@@ -98,23 +113,80 @@ function checkResultShape(value: Record<string, unknown>): ToolExecutionResult {
   };
 }
 
+/**
+ * A copy of one content block in the shape the rest of the runtime reads (see the module's
+ * table), or a {@link NotJson} naming the field at fault. Each field is read once.
+ */
 function checkBlock(block: unknown, path: string): ContentBlock {
   if (!isJsonObject(block)) throw new NotJson(`${path} is not a content block (an object with a "type").`);
-  const str = (key: string): boolean => typeof block[key] === "string";
-  const optStr = (key: string): boolean => block[key] === undefined || typeof block[key] === "string";
-  switch (block.type) {
-    case "text":
-      if (str("text")) return block as unknown as ContentBlock;
+  const type = block.type;
+  switch (type) {
+    case "text": {
+      const text = block.text;
+      if (typeof text === "string") return { type, text };
       throw new NotJson(`${path}: a text block needs a string "text".`);
+    }
     case "image":
-    case "audio":
-      if (str("data") && str("mimeType")) return block as unknown as ContentBlock;
-      throw new NotJson(`${path}: an ${block.type} block needs base64 "data" and a "mimeType" string.`);
-    case "resource":
-      if (str("uri") && optStr("mimeType") && optStr("text")) return block as unknown as ContentBlock;
-      throw new NotJson(`${path}: a resource block needs a "uri" string (and string "mimeType"/"text" when given).`);
+    case "audio": {
+      const { data, mimeType } = block;
+      if (typeof data !== "string" || typeof mimeType !== "string") {
+        throw new NotJson(`${path}: an ${type} block needs base64 "data" and a "mimeType" string.`);
+      }
+      checkBase64(data, `${path}.data`);
+      return { type, data, mimeType };
+    }
+    case "resource": {
+      const resource = block.resource;
+      if (resource === undefined) return resourceBlock(block, path);
+      if (!isJsonObject(resource)) throw new NotJson(`${path}.resource is not an object ({ uri, text } as in MCP's embedded resources).`);
+      return resourceBlock(resource, `${path}.resource`);
+    }
+    case "resource_link": {
+      // A link carries no contents: only where the resource is, and what it is, are kept.
+      const { uri, mimeType } = block;
+      return resourceBlock({ uri, mimeType }, path);
+    }
     default:
-      throw new NotJson(`${path} has unknown block type ${JSON.stringify(block.type) ?? String(block.type)}; use text, image, audio or resource.`);
+      throw new NotJson(`${path} has unknown block type ${JSON.stringify(type) ?? String(type)}; use text, image, audio, resource or resource_link.`);
+  }
+}
+
+/** A resource block from `fields` (a flat block, MCP's nested `resource`, or a link's fields) found at `path`. */
+function resourceBlock(fields: Record<string, unknown>, path: string): ResourceBlock {
+  const { uri, mimeType, text, blob } = fields;
+  if (blob !== undefined) {
+    throw new NotJson(
+      `${path}.blob: binary resource contents are not supported; return images and audio as image or audio blocks, ` +
+        'or link the resource without its bytes ({ type: "resource_link", uri, name }).',
+    );
+  }
+  if (typeof uri !== "string" || (mimeType !== undefined && typeof mimeType !== "string") || (text !== undefined && typeof text !== "string")) {
+    throw new NotJson(`${path}: a resource needs a "uri" string (and string "mimeType"/"text" when given).`);
+  }
+  return { type: "resource", uri, ...(mimeType === undefined ? {} : { mimeType }), ...(text === undefined ? {} : { text }) };
+}
+
+/**
+ * Base64 in the standard or URL-safe alphabet (Node decodes both), with at most two `=` of
+ * padding at the end and no whitespace. One greedy class, so the test stays linear on a data
+ * string of many MiB.
+ */
+const BASE64 = /^[\w+/-]*={0,2}$/;
+
+/**
+ * Throws a {@link NotJson} unless `data` is base64 that decodes to what it says: `Buffer.from`
+ * skips any character it does not know and stores the rest, so a `data:` URL or other text
+ * would become a file of garbage without a word.
+ */
+function checkBase64(data: string, path: string): void {
+  if (data.startsWith("data:")) {
+    throw new NotJson(`${path} is a data: URL; give only the base64 after "base64," (without the data: URL prefix), and its MIME type as "mimeType".`);
+  }
+  // Padded base64 comes in whole groups of 4 characters; unpadded, a last group of 1 character
+  // is 6 bits, less than one byte.
+  const padded = data.endsWith("=");
+  if (!BASE64.test(data) || (padded ? data.length % 4 !== 0 : data.length % 4 === 1)) {
+    throw new NotJson(`${path} is not base64; give the bytes as base64 (A-Z, a-z, 0-9, "+" and "/", "=" padding) without a data: URL prefix or line breaks.`);
   }
 }
 
@@ -199,10 +271,10 @@ function toJson(value: unknown, path: JsonPath, walk: Walk): unknown {
   const obj = value as object;
   const ancestors = walk.ancestors;
   if (ancestors.has(obj)) throw new NotJson(`${path.toString()} refers back to one of its parents (a cycle); JSON cannot hold it.`);
-  const kind = nonJsonKind(obj);
-  if (kind !== undefined) {
-    throw new NotJson(`${path.toString()} is a ${kind}; ${kind === "Promise" ? "did the tool forget an await?" : "convert it to plain objects or arrays."}`);
-  }
+  // Before toJSON: Date's own writes an invalid date as null, and an Error returned as data is a
+  // failure the tool meant to report, even when its library gave it a toJSON.
+  const lost = nonJsonReason(obj);
+  if (lost !== undefined) throw new NotJson(`${path.toString()} is ${lost}`);
   const toJSON = (obj as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") return toJson(toJSON.call(obj, ""), path, walk);
   const parts = path.parts;
@@ -240,13 +312,43 @@ function toJson(value: unknown, path: JsonPath, walk: Walk): unknown {
   return out;
 }
 
-function nonJsonKind(obj: object): string | undefined {
-  if (obj instanceof Map) return "Map";
-  if (obj instanceof Set) return "Set";
-  if (obj instanceof WeakMap) return "WeakMap";
-  if (obj instanceof WeakSet) return "WeakSet";
-  if (obj instanceof Promise || typeof (obj as { then?: unknown }).then === "function") return "Promise";
-  if (ArrayBuffer.isView(obj)) return obj.constructor.name;
-  if (obj instanceof ArrayBuffer || obj instanceof SharedArrayBuffer) return "ArrayBuffer";
+/** Longest part of a value (an Error's message, a RegExp) quoted in a reason, characters. */
+const QUOTE_CHARS = 200;
+
+const CONVERT = "convert it to plain objects or arrays.";
+
+/** The wrappers of primitives, whose fields are not their value: `new String("ab")` has the keys "0" and "1", `new Number(1)` none. */
+const BOXES = [String, Number, Boolean, BigInt, Symbol] as const;
+
+/**
+ * What `obj` is and what to return instead (the reason after "<path> is "), when `JSON.stringify`
+ * would throw on it or lose it without a word (most become `{}`); `undefined` when its fields or
+ * its `toJSON` are its JSON.
+ */
+function nonJsonReason(obj: object): string | undefined {
+  if (obj instanceof Map) return `a Map; ${CONVERT}`;
+  if (obj instanceof Set) return `a Set; ${CONVERT}`;
+  if (obj instanceof WeakMap) return `a WeakMap; ${CONVERT}`;
+  if (obj instanceof WeakSet) return `a WeakSet; ${CONVERT}`;
+  if (obj instanceof Promise || typeof (obj as { then?: unknown }).then === "function") return "a Promise; did the tool forget an await?";
+  if (ArrayBuffer.isView(obj)) return `a ${obj.constructor.name}; ${CONVERT}`;
+  if (obj instanceof ArrayBuffer || obj instanceof SharedArrayBuffer) return `an ArrayBuffer; ${CONVERT}`;
+  if (obj instanceof Error) return `${describeError(obj)}, which JSON writes as {}; throw it to report a failure, or return { message } instead.`;
+  if (obj instanceof RegExp) return `a RegExp (${clipText(String(obj), QUOTE_CHARS)}), which JSON writes as {}; return its source string instead.`;
+  if (obj instanceof WeakRef) return "a WeakRef, which JSON writes as {}; return the data it refers to (ref.deref()) instead.";
+  if (obj instanceof Date && Number.isNaN(obj.getTime())) return "an invalid Date, which JSON writes as null; return a valid Date, or null for no date.";
+  const boxed = BOXES.find((box) => obj instanceof box);
+  if (boxed !== undefined) {
+    return `a boxed ${boxed.name} (an object wrapping a primitive); return the primitive value instead.`;
+  }
   return undefined;
+}
+
+/** "an Error (TypeError: \"bad input\")": its name and message, cut, as far as they can be read. */
+function describeError(error: Error): string {
+  const fields = readErrorFields(error);
+  if (fields === "unreadable" || fields === undefined) return "an Error";
+  const name = typeof fields.name === "string" && fields.name !== "" ? clipText(fields.name, QUOTE_CHARS) : "Error";
+  const message = typeof fields.message === "string" && fields.message !== "" ? `: ${JSON.stringify(clipText(fields.message, QUOTE_CHARS))}` : "";
+  return `an Error (${name}${message})`;
 }
