@@ -31,6 +31,12 @@
  * - `invoke` never throws and never rejects: every gate returns a failure value, and anything
  *   unexpected (a registry, store or tool that misbehaves) becomes an `error` result. Hooks and
  *   progress listeners that throw are reported (`hooks.onHookError`) or swallowed, never fatal.
+ * - No failure text grows with what a tool or caller hands over, so neither does the record's
+ *   `error`: a tool's thrown name and message are cut at `MAX_ERROR_NAME_CHARS` and
+ *   `MAX_ERROR_MESSAGE_CHARS` (200 and 4096 characters, the bounds of a script's own error), a
+ *   caller's tool name is repeated up to `MAX_ECHOED_NAME_CHARS` (256), and an `isError` result
+ *   keeps a success's size rules (offloaded past `maxInlineResultBytes`; without a store, cut
+ *   past `MAX_RESULT_BYTES_WITHOUT_STORE`: see `shapeResult`).
  * - Every call that reaches the invoker fires `TOOL_START` and `TOOL_END` and leaves exactly one
  *   trace record (subject to the session's record cap).
  * - Every call that reaches the budget gate and passes it consumes budget, even an unknown tool.
@@ -64,7 +70,7 @@ import {
 import { checkBudget } from "./gates/check-budget.ts";
 import { checkCallable } from "./gates/check-callable.ts";
 import { executeWithTimeout, type ExecuteOutcome } from "./gates/execute-with-timeout.ts";
-import { lookupTool } from "./gates/lookup-tool.ts";
+import { lookupTool, MAX_ECHOED_NAME_CHARS } from "./gates/lookup-tool.ts";
 import { digestArguments, normalizeArguments } from "./gates/normalize-arguments.ts";
 import { effectiveRisk, requestApproval } from "./gates/request-approval.ts";
 import { resolveArtifactRefs } from "./gates/resolve-artifact-refs.ts";
@@ -75,6 +81,7 @@ import { invocationFailure, isInvocationFailure } from "./invocation-failure.ts"
 import { DEFAULT_MAX_TRACE_RECORDS, InvokerSession, sessionStateOf, type SessionState } from "./invoker-session.ts";
 import type { ToolRegistry } from "./tool-registry.ts";
 import { readErrorFields } from "../kernel/error-fields.ts";
+import { clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../kernel/bound-error-text.ts";
 
 /** What a {@link ToolInvoker} is built from. */
 export interface ToolInvokerOptions {
@@ -243,7 +250,7 @@ export class ToolInvoker {
         current.rejection = given.rejection;
       }
     } catch (error) {
-      return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${describeThrown(error)}`);
+      return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${clipText(describeThrown(error), MAX_ERROR_MESSAGE_CHARS)}`);
     }
 
     const hooks = this.#hooks;
@@ -263,7 +270,10 @@ export class ToolInvoker {
     try {
       result = await this.#run(current, state, options.ctx?.signal, options.onProgress);
     } catch (error) {
-      result = invocationFailure("TOOL_ERROR", `Invoker error while calling "${current.tool}": ${describeThrown(error)}`);
+      result = invocationFailure(
+        "TOOL_ERROR",
+        `Invoker error while calling "${clipText(current.tool, MAX_ECHOED_NAME_CHARS)}": ${clipText(describeThrown(error), MAX_ERROR_MESSAGE_CHARS)}`,
+      );
     }
 
     try {
@@ -294,7 +304,9 @@ export class ToolInvoker {
     onProgress: ProgressListener | undefined,
   ): Promise<InvocationResult> {
     if (state.closed) {
-      return invocationFailure("CANCELLED", `The session was closed; the call of "${call.tool}" did not run. Open a new session.`);
+      // Not looked up yet: the name is the caller's, of any length.
+      const name = clipText(call.tool, MAX_ECHOED_NAME_CHARS);
+      return invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`);
     }
     // 1 budget
     const overBudget = checkBudget(state);
@@ -464,13 +476,17 @@ function cancelledBeforeRun(tool: string, signal?: AbortSignal): InvocationResul
   return invocationFailure("CANCELLED", `The call of "${tool}" was cancelled before it ran; the tool was not executed.`);
 }
 
-/** Never throws, whatever the tool threw (see `describeThrown`). */
+/**
+ * Never throws, whatever the tool threw (see `describeThrown`). The name and message are cut
+ * at `MAX_ERROR_NAME_CHARS` and `MAX_ERROR_MESSAGE_CHARS`, as a script's own error is: the text
+ * goes to the script, the record and the trace.
+ */
 function describeToolThrow(tool: string, error: unknown): string {
   if (error === undefined) return `Tool "${tool}" threw undefined (no error message).`;
   const fields = readErrorFields(error);
-  if (fields === undefined) return `Tool "${tool}" threw a non-Error value: ${describeThrown(error)}`;
+  if (fields === undefined) return `Tool "${tool}" threw a non-Error value: ${clipText(describeThrown(error), MAX_ERROR_MESSAGE_CHARS)}`;
   if (fields !== "unreadable" && typeof fields.name === "string" && typeof fields.message === "string") {
-    return `Tool "${tool}" threw ${fields.name}: ${fields.message || "(no message)"}`;
+    return `Tool "${tool}" threw ${clipText(fields.name, MAX_ERROR_NAME_CHARS)}: ${clipText(fields.message, MAX_ERROR_MESSAGE_CHARS) || "(no message)"}`;
   }
   return `Tool "${tool}" threw an Error whose name or message cannot be read.`;
 }

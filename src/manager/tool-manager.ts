@@ -53,6 +53,11 @@
  * are the invoker's and do not apply (the tool has no `risk` or `inputSchema`; the provider
  * defines the call).
  *
+ * Failure texts are bounded as the invoker's, in the response and the record alike: a name or
+ * id the caller gave is repeated up to `MAX_ECHOED_NAME_CHARS` (256) characters, a thrown
+ * message up to `MAX_ERROR_MESSAGE_CHARS` (4096), and an `isError` result keeps a success's
+ * size rules (`shapeResult`).
+ *
  * Dedup follows the seed: duplicates are filtered out and get no response of their own. A
  * provider that requires an answer for every tool-call id should send the kept call's response
  * for its duplicates too (`filterDuplicateCalls` tells which were kept).
@@ -77,10 +82,12 @@ import {
 import { checkMethods, checkOptionNames, describeKind, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
 import { cloneArguments } from "../invoker/clone-arguments.ts";
 import { checkBudget } from "../invoker/gates/check-budget.ts";
+import { MAX_ECHOED_NAME_CHARS } from "../invoker/gates/lookup-tool.ts";
 import { executeWithTimeout } from "../invoker/gates/execute-with-timeout.ts";
 import { digestArguments, normalizeArguments } from "../invoker/gates/normalize-arguments.ts";
 import { shapeResult } from "../invoker/gates/shape-result.ts";
 import { suggestNames } from "../kernel/suggest-names.ts";
+import { clipText, MAX_ERROR_MESSAGE_CHARS } from "../kernel/bound-error-text.ts";
 import { invocationFailure } from "../invoker/invocation-failure.ts";
 import { sessionStateOf, type InvokerSession, type SessionState } from "../invoker/invoker-session.ts";
 import type { ToolInvoker } from "../invoker/tool-invoker.ts";
@@ -316,7 +323,7 @@ export class ToolManager implements AsyncDisposable {
       const result = await this.#invoker.invoke(call, { session, ctx: { callId: id, ...(signal ? { signal } : {}) } });
       return resultResponse(id, name, result);
     } catch (error) {
-      return failureResponse(id, name, invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(error)}`));
+      return failureResponse(id, name, toolThrew(name, error));
     }
   }
 
@@ -353,7 +360,7 @@ export class ToolManager implements AsyncDisposable {
         : names.length > 0
           ? ` Available tools: ${names.slice(0, 10).map((n) => `"${n}"`).join(", ")}.`
           : "";
-    return invocationFailure("UNKNOWN_TOOL", `Unknown tool "${name}".${hint}`);
+    return invocationFailure("UNKNOWN_TOOL", `Unknown tool "${clipText(name, MAX_ECHOED_NAME_CHARS)}".${hint}`);
   }
 
   #takeControlNames(calls: readonly ToolCall[]): string[] {
@@ -439,7 +446,7 @@ async function runCounted(
     if (state.closed) result = invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`);
     else result = checkBudget(state) ?? (await body(normalized));
   } catch (error) {
-    result = invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(error)}`);
+    result = toolThrew(name, error);
   }
   state.record({
     seq,
@@ -477,7 +484,7 @@ async function executeDirect(
     case "returned":
       return shapeResult(outcome.value, name, state);
     case "threw":
-      return invocationFailure("TOOL_ERROR", `Tool "${name}" failed: ${describeThrown(outcome.error)}`);
+      return toolThrew(name, outcome.error);
     case "timeout":
       return invocationFailure("TIMEOUT", `Tool "${name}" did not finish within ${outcome.timeoutMs} ms (callTimeoutMs).`);
     case "cancelled":
@@ -529,8 +536,19 @@ function givenId(call: ToolCall): string | undefined {
 function repeatedIdRefusal(index: number, first: number, id: string): InvocationResult {
   return invocationFailure(
     "INVALID_ARGUMENTS",
-    `Not executed: call ${index + 1} has the tool-call id "${id}", which call ${first + 1} of this turn already has, ` +
+    `Not executed: call ${index + 1} has the tool-call id "${clipText(id, MAX_ECHOED_NAME_CHARS)}", which call ${first + 1} of this turn already has, ` +
       "so its answer could not be told apart. Call the tool again if it is still needed.",
+  );
+}
+
+/**
+ * The `TOOL_ERROR` of a call whose run threw: the message cut at `MAX_ERROR_MESSAGE_CHARS` and
+ * the name at `MAX_ECHOED_NAME_CHARS`, as the invoker cuts them (the text is also the record's).
+ */
+function toolThrew(name: string, error: unknown): InvocationResult {
+  return invocationFailure(
+    "TOOL_ERROR",
+    `Tool "${clipText(name, MAX_ECHOED_NAME_CHARS)}" failed: ${clipText(describeThrown(error), MAX_ERROR_MESSAGE_CHARS)}`,
   );
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
-import { MAX_RESULT_BYTES_WITHOUT_STORE, mediaExtension } from "../../src/invoker/gates/shape-result.ts";
+import { MAX_RESULT_BYTES_WITHOUT_STORE, mediaExtension, PREVIEW_CHARS } from "../../src/invoker/gates/shape-result.ts";
 import type { ArtifactRef } from "../../src/kernel/index.ts";
 import { localTool, makeInvoker } from "./invoker-fixtures.ts";
 
@@ -142,6 +142,83 @@ describe("ToolInvoker result shaping", () => {
       expect(result.bytes).toBe(big.length);
       expect(result.text.length).toBeLessThan(1000);
       expect((await store.stat(result.artifactRef as ArtifactRef))?.bytes).toBe(big.length);
+    });
+  });
+
+  describe("failures (isError) under a success's size rules", () => {
+    const limit = 100;
+    const failing = (result: Record<string, unknown>) => localTool("t", () => ({ isError: true, ...result }));
+    const offloadedRef = (text: string) => /… \[\d+ bytes offloaded to artifact (sha256:[0-9a-f]{64})\]$/.exec(text)?.[1] as ArtifactRef;
+
+    it("keeps a failure of exactly maxInlineResultBytes inline, text and structured, as before", async () => {
+      const structured = { n: 1 };
+      const text = "e".repeat(limit - JSON.stringify(structured).length); // with the structured JSON: exactly the limit
+      const invoker = makeInvoker([failing({ content: [{ type: "text", text }], structuredContent: structured })], {
+        blobStore: new MemoryBlobStore(),
+        policy: { maxInlineResultBytes: limit },
+      });
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toEqual({ status: "error", code: "TOOL_FAILED", text: `Tool "t" reported a failure: ${text}`, structured });
+    });
+
+    it("offloads a failure over maxInlineResultBytes: TOOL_FAILED with a preview naming the ref, the whole text stored and pinned", async () => {
+      const store = new MemoryBlobStore();
+      const big = "f".repeat(2 * 1024 * 1024);
+      const invoker = makeInvoker([failing({ content: [{ type: "text", text: big }] })], { blobStore: store, policy: { maxInlineResultBytes: limit } });
+      const session = invoker.openSession();
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session });
+      const ref = offloadedRef(result.text);
+      expect(result).toEqual({
+        status: "error",
+        code: "TOOL_FAILED",
+        text: `Tool "t" reported a failure: ${"f".repeat(PREVIEW_CHARS)}… [${big.length} bytes offloaded to artifact ${ref}]`,
+      });
+      expect(Buffer.from(await store.resolve(ref)).toString("utf8")).toBe(big);
+      expect(session.pinnedRefs).toEqual([ref]);
+      expect(session.trace[0]).toMatchObject({ status: "error", code: "TOOL_FAILED", error: result.text });
+    });
+
+    it("offloads a failure whose structuredContent is large: both stored, neither inline", async () => {
+      const store = new MemoryBlobStore();
+      const structured = { dump: "d".repeat(2 * 1024 * 1024) };
+      const invoker = makeInvoker([failing({ content: [{ type: "text", text: "quota exceeded" }], structuredContent: structured })], {
+        blobStore: store,
+        policy: { maxInlineResultBytes: limit },
+      });
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "TOOL_FAILED" });
+      expect("structured" in result).toBe(false);
+      expect(result.text.length).toBeLessThan(200);
+      expect(result.text).toMatch(/^Tool "t" reported a failure: quota exceeded… \[\d+ bytes offloaded to artifact sha256:/);
+      const stored = JSON.parse(Buffer.from(await store.resolve(offloadedRef(result.text))).toString("utf8"));
+      expect(stored).toEqual({ text: "quota exceeded", structured });
+    });
+
+    it("cuts, without a store, a failure past MAX_RESULT_BYTES_WITHOUT_STORE to a preview that says how much was cut", async () => {
+      const chars = Math.floor(MAX_RESULT_BYTES_WITHOUT_STORE / 3) + 1; // "€" is 3 UTF-8 bytes: just over the bound
+      const invoker = makeInvoker([failing({ content: [{ type: "text", text: "€".repeat(chars) }] })]);
+      const session = invoker.openSession();
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session });
+      expect(result).toEqual({
+        status: "error",
+        code: "TOOL_FAILED",
+        text:
+          `Tool "t" reported a failure: ${"€".repeat(PREVIEW_CHARS)}… [${chars - PREVIEW_CHARS} more characters] ` +
+          `[the failure is ${chars * 3} bytes, over the ${MAX_RESULT_BYTES_WITHOUT_STORE} kept inline when no blob store is configured: only this much is kept]`,
+      });
+      expect(session.trace[0]).toMatchObject({ code: "TOOL_FAILED", error: result.text });
+    });
+
+    it("drops, without a store, a structuredContent that takes a failure past the bound, and says so", async () => {
+      const invoker = makeInvoker([failing({ content: [{ type: "text", text: "boom" }], structuredContent: { dump: "d".repeat(MAX_RESULT_BYTES_WITHOUT_STORE) } })]);
+      const result = await invoker.invoke({ name: "t", arguments: {} }, { session: invoker.openSession() });
+      expect(result).toEqual({
+        status: "error",
+        code: "TOOL_FAILED",
+        text:
+          `Tool "t" reported a failure: boom [the failure is ${4 + MAX_RESULT_BYTES_WITHOUT_STORE + 11} bytes with its structuredContent, ` +
+          `over the ${MAX_RESULT_BYTES_WITHOUT_STORE} kept inline when no blob store is configured: only this much is kept]`,
+      });
     });
   });
 

@@ -2,7 +2,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
 import { ToolChainTool } from "../../src/chain/tool-chain-tool.ts";
 import { ToolInvoker } from "../../src/invoker/tool-invoker.ts";
-import { ToolManager, type ToolManagerOptions } from "../../src/manager/tool-manager.ts";
+import { MAX_ECHOED_NAME_CHARS } from "../../src/invoker/gates/lookup-tool.ts";
+import { MAX_ERROR_MESSAGE_CHARS } from "../../src/kernel/bound-error-text.ts";
+import { ToolManager, type ToolManagerOptions, type ToolManagerToolbox } from "../../src/manager/tool-manager.ts";
 import { isChainRuntimeError, type AnyTool, type HostedTool, type ProviderDefinedTool, type ProviderToolCall } from "../../src/kernel/index.ts";
 import { Toolbox } from "../../src/toolbox/toolbox.ts";
 import { deferred, echoTool, FAST_POLICY, localTool } from "../invoker/invoker-fixtures.ts";
@@ -302,6 +304,70 @@ describe("ToolManager response ids", () => {
     expect(responses[1]?.result).toMatchObject({ code: "INVALID_ARGUMENTS" });
     expect(responses[1]?.content).toContain('the tool-call id "dup", which call 1 of this turn already has');
     expect(a.calls.map((c) => c.args.to)).toEqual(["x", "z"]);
+  });
+});
+
+describe("ToolManager failure texts stay bounded", () => {
+  const MIB = 1024 * 1024;
+  /** What `clipText` makes of `char` repeated `length` times, cut at `max`. */
+  const cut = (char: string, length: number, max: number) => `${char.repeat(max)}… [${length - max} more characters]`;
+
+  it("cuts an unknown tool name repeated in UNKNOWN_TOOL", async () => {
+    const { manager } = setup([echoTool("a")]);
+    const [response] = await manager.executeSelectedTools([{ id: "1", name: "x".repeat(MIB), arguments: {} }]);
+    expect(response?.result).toEqual({
+      status: "error",
+      code: "UNKNOWN_TOOL",
+      text: `Unknown tool "${cut("x", MIB, MAX_ECHOED_NAME_CHARS)}". Available tools: "a".`,
+    });
+    expect(response?.content).toBe(response?.result?.text);
+  });
+
+  it("cuts what a provider-defined tool threw, in the response and the record", async () => {
+    const shell: ProviderDefinedTool = {
+      name: "shell",
+      description: "d",
+      providerSpecs: { openai: {} },
+      callTypes: ["shell_call"],
+      async handleCall() {
+        throw new Error("m".repeat(MIB));
+      },
+    };
+    const { manager } = setup([shell]);
+    const [response] = await manager.executeSelectedTools([{ id: "1", name: "shell", arguments: {} }]);
+    expect(response?.result).toEqual({ status: "error", code: "TOOL_ERROR", text: `Tool "shell" failed: ${cut("m", MIB, MAX_ERROR_MESSAGE_CHARS)}` });
+    expect(manager.session.trace[0]).toMatchObject({ code: "TOOL_ERROR", error: response?.result?.text });
+    await manager.close();
+  });
+
+  it("cuts the name and message of a toolbox that throws on lookup", async () => {
+    const toolbox = new Toolbox([echoTool("a")]);
+    const throwing: ToolManagerToolbox = {
+      get(name) {
+        if (name === "a") return toolbox.get(name);
+        throw new Error("g".repeat(MIB));
+      },
+      all: () => toolbox.all(),
+    };
+    const manager = new ToolManager({ toolbox: throwing, invoker: new ToolInvoker({ toolbox, policy: FAST_POLICY }) });
+    const [response] = await manager.executeSelectedTools([{ id: "1", name: "x".repeat(MIB), arguments: {} }]);
+    expect(response?.result).toEqual({
+      status: "error",
+      code: "TOOL_ERROR",
+      text: `Tool "${cut("x", MIB, MAX_ECHOED_NAME_CHARS)}" failed: ${cut("g", MIB, MAX_ERROR_MESSAGE_CHARS)}`,
+    });
+  });
+
+  it("cuts a repeated call id in its refusal", async () => {
+    const { manager } = setup([echoTool("a")]);
+    const id = "i".repeat(MIB);
+    const [, repeated] = await manager.executeSelectedTools([
+      { id, name: "a", arguments: { n: 1 } },
+      { id, name: "a", arguments: { n: 2 } },
+    ]);
+    expect(repeated?.result).toMatchObject({ code: "INVALID_ARGUMENTS" });
+    expect(repeated?.content).toContain(`the tool-call id "${cut("i", MIB, MAX_ECHOED_NAME_CHARS)}", which call 1`);
+    expect(repeated?.content.length).toBeLessThan(1000);
   });
 });
 

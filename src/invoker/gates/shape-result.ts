@@ -9,12 +9,13 @@ import {
   type InvocationResult,
 } from "../../kernel/index.ts";
 import { handOverBytes } from "../../kernel/blob-handover.ts";
+import { clipText } from "../../kernel/bound-error-text.ts";
 import { encodeUtf8 } from "../../kernel/encode-utf8.ts";
 import { normalizeToolResult } from "../../toolbox/normalize-tool-result.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 import type { SessionState } from "../invoker-session.ts";
 
-/** Characters of an offloaded result kept inline as its preview. */
+/** Characters of an offloaded result, or of a failure too large to keep inline, kept as its preview. */
 export const PREVIEW_CHARS = 512;
 
 /** One encoder for every offloaded text. */
@@ -45,17 +46,22 @@ export function mediaExtension(mimeType: string): string {
  * script sees.
  *
  * - Not a result (undefined, cyclic, BigInt...): `RESULT_INVALID`. `isError: true`:
- *   `TOOL_FAILED` with the tool's text (and `structured`).
+ *   `TOOL_FAILED` with the tool's text (and `structured`), under the size rules below.
  * - Media blocks (image, audio): stored in the blob store, pinned for the session, and listed
  *   as `files` at `/workspace/media/<tool>_<n>.<ext>` (`n` counts per tool per session from 0).
- *   Without a store they stay out of the store and the text says so.
+ *   Without a store they stay out of the store and the text says so. A failure's media are
+ *   not kept.
  * - `text`: the text blocks (and resource texts) joined by newlines, or the JSON of
  *   `structuredContent` when there is no text.
  * - Inline when the UTF-8 size of text plus the JSON of `structured` (counted once when the text
  *   is that JSON) is at most `maxInlineResultBytes`, or when there is no store. Otherwise the
  *   full result is stored (plain text as `text/plain`; the structured JSON, or
  *   `{ text, structured }` when both differ, as `application/json`), pinned, and the result is
- *   `ok` with a preview, `artifactRef` and `bytes`.
+ *   `ok` with a preview, `artifactRef` and `bytes`; a failure stays `TOOL_FAILED`, its text that
+ *   preview (which names the ref), without `structured`.
+ * - Without a store, a result over {@link MAX_RESULT_BYTES_WITHOUT_STORE} is `RESULT_INVALID`;
+ *   a failure that large stays `TOOL_FAILED`, its text cut to {@link PREVIEW_CHARS} characters
+ *   with a marker saying how much was cut, without `structured`.
  * - A store failure after the tool ran is `STORE_FAILED`, and says the tool did run.
  */
 export async function shapeResult(value: unknown, tool: string, state: SessionState): Promise<InvocationResult> {
@@ -64,6 +70,7 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     return invocationFailure("RESULT_INVALID", `Tool "${tool}" ran but returned something that is not a result: ${normalized.reason}`);
   }
   const result = normalized.result;
+  const failed = result.isError === true;
   const structured = result.structuredContent;
   const store = state.blobStore;
   const textParts: string[] = [];
@@ -74,18 +81,9 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     else if (isMediaBlock(block)) (media ??= []).push(block);
   }
 
-  if (result.isError === true) {
-    const text = textParts.join("\n") || (structured ? safeJson(structured) : "") || "(no message)";
-    return {
-      status: "error",
-      code: "TOOL_FAILED",
-      text: `Tool "${tool}" reported a failure: ${text}`,
-      ...(structured ? { structured } : {}),
-    };
-  }
-
   let files: ChainFile[] | undefined;
-  if (media) {
+  // A failure has no `files` to list media in: stored, they would be pinned and unreachable.
+  if (media && !failed) {
     if (store) {
       try {
         files = [];
@@ -110,7 +108,9 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
   if (!store && !fitsInline(text, separateJson, MAX_RESULT_BYTES_WITHOUT_STORE)) {
     // Without a store the whole result goes inline: into a script's isolate (whose heap it would
     // fill: the in-process run dies) or through the sandbox pipe (over its frame limit), and into
-    // the trace. Refused here, so the script and the trace see the same answer.
+    // the trace. Refused here, so the script and the trace see the same answer. A failure is
+    // cut instead: its start usually says what went wrong, and it stays the tool's own failure.
+    if (failed) return toolFailed(tool, cutFailure(text, separateJson));
     return invocationFailure(
       "RESULT_INVALID",
       `Tool "${tool}" ran but its result is over ${MAX_RESULT_BYTES_WITHOUT_STORE} bytes, the most kept inline when no blob store is ` +
@@ -118,6 +118,7 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     );
   }
   if (!store || fitsInline(text, separateJson, limit)) {
+    if (failed) return toolFailed(tool, text || "(no message)", structured);
     return {
       status: "ok",
       text: text === "" && files ? describeFiles(files) : text,
@@ -150,6 +151,7 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
   } catch (error) {
     return storeFailed(tool, error);
   }
+  if (failed) return toolFailed(tool, preview(text, bytes, ref));
   return {
     status: "ok",
     text: preview(text, bytes, ref),
@@ -210,6 +212,25 @@ function safeJson(value: unknown): string {
   } catch {
     return "";
   }
+}
+
+/** The `TOOL_FAILED` result of a tool that returned `isError: true`, `text` already shaped. */
+function toolFailed(tool: string, text: string, structured?: Readonly<Record<string, unknown>>): InvocationResult {
+  return {
+    status: "error",
+    code: "TOOL_FAILED",
+    text: `Tool "${tool}" reported a failure: ${text}`,
+    ...(structured ? { structured } : {}),
+  };
+}
+
+/** A failure too large to keep inline without a store: the first {@link PREVIEW_CHARS} characters of its text, and its size. */
+function cutFailure(text: string, structuredJson: string | undefined): string {
+  const bytes = Buffer.byteLength(text, "utf8") + (structuredJson ? Buffer.byteLength(structuredJson, "utf8") : 0);
+  return (
+    `${clipText(text, PREVIEW_CHARS)} [the failure is ${bytes} bytes${structuredJson ? " with its structuredContent" : ""}, ` +
+    `over the ${MAX_RESULT_BYTES_WITHOUT_STORE} kept inline when no blob store is configured: only this much is kept]`
+  );
 }
 
 function storeFailed(tool: string, error: unknown): InvocationResult {
