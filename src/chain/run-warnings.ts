@@ -18,10 +18,9 @@ export function runWarnings(
   unansweredCalls: readonly number[] | undefined,
 ): ChainRunWarning[] | undefined {
   if (status !== "ok") return undefined;
-  const unanswered = new Set<string>();
-  for (const callIndex of unansweredCalls ?? []) unanswered.add(`c${callIndex}`);
+  const unanswered = unansweredCalls && unansweredCalls.length > 0 ? new Set(unansweredCalls.map((callIndex) => `c${callIndex}`)) : undefined;
   const seqs: number[] = [];
-  for (const record of callTrace) if (record.code === "CANCELLED" || unanswered.has(record.callId)) seqs.push(record.seq);
+  for (const record of callTrace) if (record.code === "CANCELLED" || unanswered?.has(record.callId) === true) seqs.push(record.seq);
   if (seqs.length === 0) return undefined;
   return [{ code: "CALLS_NOT_AWAITED", message: notAwaitedMessage(seqs), seqs }];
 }
