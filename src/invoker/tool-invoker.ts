@@ -38,7 +38,11 @@
  *   keeps a success's size rules (offloaded past `maxInlineResultBytes`; without a store, cut
  *   past `MAX_RESULT_BYTES_WITHOUT_STORE`: see `shapeResult`).
  * - Every call that reaches the invoker fires `TOOL_START` and `TOOL_END` and leaves exactly one
- *   trace record (subject to the session's record cap).
+ *   trace record (subject to the session's record cap), under its own `seq`: a call that is not
+ *   an object, cannot be read or carries a malformed `rejection` too.
+ * - Each field of the call is read once (`readCall`): a getter or proxy cannot pass the checks
+ *   under one name and run or be recorded under another. A `rejection` is used only when it is
+ *   a failure, and then as a copy; anything else refuses the call, never passes as a success.
  * - Every call that reaches the budget gate and passes it consumes budget, even an unknown tool.
  * - The arguments are copied once (plain JSON, `__proto__` keys dropped); that copy is what is
  *   validated, shown to the approver (as a frozen copy of its own), resolved and executed. A
@@ -60,6 +64,7 @@ import {
   type ChainCallRecord,
   type ChainPolicy,
   type Hooks,
+  isInvocationErrorCode,
   type InvocationFailure,
   type InvocationResult,
   type ProgressListener,
@@ -144,7 +149,7 @@ class CallState {
   timedOut = false;
   /** Set once the tool's `execute` is entered (see `ToolEndEvent.executed`). */
   executed = false;
-  /** The caller's own refusal of the call (`ToolCall.rejection`). */
+  /** The caller's own refusal of the call (`ToolCall.rejection`), or the invoker's of a malformed call. */
   rejection: InvocationFailure | undefined;
 
   constructor(seq: number, callId: string, tool: string, raw: unknown) {
@@ -232,26 +237,18 @@ export class ToolInvoker {
    */
   async invoke(call: ToolCall, options: InvokeOptions): Promise<InvocationResult> {
     let state: SessionState | undefined;
-    let current: CallState;
+    let callId: string | undefined;
     try {
       state = sessionStateOf(options?.session);
       if (state === undefined) {
         return invocationFailure("CANCELLED", "invoke() needs an open session from ToolInvoker.openSession(); the call did not run.");
       }
-      const seq = state.seq++;
-      // Not a call at all: still a numbered, recorded refusal, like any call that fails a gate.
-      const given = typeof call === "object" && call !== null ? call : undefined;
-      const name = typeof given?.name === "string" ? given.name : String(given?.name);
-      const callId = options.ctx?.callId ?? (typeof given?.id === "string" && given.id !== "" ? given.id : `${state.id}:${seq}`);
-      current = new CallState(seq, callId, name, given?.arguments);
-      if (given === undefined) {
-        current.rejection = invocationFailure("INVALID_ARGUMENTS", `invoke() needs a call object { name, arguments }; got ${call === null ? "null" : typeof call}. The call did not run.`);
-      } else if (given.rejection !== undefined) {
-        current.rejection = given.rejection;
-      }
+      callId = options.ctx?.callId;
     } catch (error) {
-      return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${clipText(describeThrown(error), MAX_ERROR_MESSAGE_CHARS)}`);
+      return failedBeforeStart(error);
     }
+    // From here on the call has its seq: whatever it is, it is recorded under it.
+    const current = readCall(call, state, callId);
 
     const hooks = this.#hooks;
     if (hooks?.TOOL_START) {
@@ -311,7 +308,8 @@ export class ToolInvoker {
     // 1 budget
     const overBudget = checkBudget(state);
     if (overBudget) return overBudget;
-    // refused by the caller (a script value that is not plain data): counted and recorded only
+    // refused by the caller (a script value that is not plain data) or not a readable call at
+    // all: counted and recorded only
     if (call.rejection) return call.rejection;
     // 2 lookup
     const found = lookupTool(this.#toolbox, call.tool);
@@ -464,6 +462,73 @@ const INVOKER_OPTION_NAMES = optionNames<ToolInvokerOptions>({
 
 /** Every field of {@link OpenSessionOptions}. */
 const OPEN_SESSION_OPTION_NAMES = optionNames<OpenSessionOptions>({ chainId: true, policy: true, signal: true, maxTraceRecords: true });
+
+/**
+ * The facts of `call`, under the session's next seq. Never throws, and reads each field of the
+ * call once (a getter or proxy trap answers once: the name looked up is the name recorded and
+ * run); `id` only when `ctxCallId` does not replace it. A call that is not an object, whose
+ * fields (or name's text) cannot be read, or whose rejection is not a failure, gets a
+ * {@link CallState.rejection}: it is still numbered, counted and recorded like any refused call.
+ * An id that cannot be read refuses the call, as `ToolManager` refuses it: a caller keying
+ * answers by id could not find this one.
+ */
+function readCall(call: ToolCall, state: SessionState, ctxCallId: string | undefined): CallState {
+  const seq = state.seq++;
+  let tool = NOT_A_CALL;
+  let id: unknown;
+  let raw: unknown;
+  let rejection: unknown;
+  let refused: InvocationFailure | undefined;
+  if (typeof call !== "object" || call === null) {
+    refused = invocationFailure("INVALID_ARGUMENTS", `invoke() needs a call object { name, arguments }; got ${call === null ? "null" : typeof call}. The call did not run.`);
+  } else {
+    try {
+      const name: unknown = call.name;
+      tool = typeof name === "string" ? name : String(name);
+      if (ctxCallId === undefined) id = call.id;
+      raw = call.arguments;
+      rejection = call.rejection;
+    } catch (error) {
+      refused = failedBeforeStart(error);
+    }
+  }
+  const callId = ctxCallId ?? (typeof id === "string" && id !== "" ? id : `${state.id}:${seq}`);
+  const current = new CallState(seq, callId, tool, raw);
+  if (refused !== undefined) current.rejection = refused;
+  else if (rejection !== undefined) current.rejection = checkRejection(rejection);
+  return current;
+}
+
+/** The `TOOL_ERROR` of a call whose options or fields threw when read, before it started. */
+function failedBeforeStart(error: unknown): InvocationFailure {
+  return invocationFailure("TOOL_ERROR", `Invoker error before the call started: ${clipText(describeThrown(error), MAX_ERROR_MESSAGE_CHARS)}`);
+}
+
+/** The tool name recorded for a call that is not an object, or whose name cannot be read. */
+const NOT_A_CALL = "(not a tool call)";
+
+/**
+ * `rejection` (`ToolCall.rejection`) as a failure of the invoker's own making: its fields read
+ * once and copied, so a getter cannot say "error" to the record and "ok" to the caller. Anything
+ * but a failure (`status` "error" or "denied", a known code, a string text) makes the call
+ * malformed: refused `INVALID_ARGUMENTS`, never a success.
+ */
+function checkRejection(rejection: unknown): InvocationFailure {
+  try {
+    if (typeof rejection === "object" && rejection !== null) {
+      const { status, code, text } = rejection as Partial<Record<keyof InvocationFailure, unknown>>;
+      if ((status === "error" || status === "denied") && isInvocationErrorCode(code) && typeof text === "string") {
+        return invocationFailure(code, text, status);
+      }
+    }
+  } catch {
+    // a getter that throws: as malformed as any other
+  }
+  return invocationFailure(
+    "INVALID_ARGUMENTS",
+    'The call\'s rejection is malformed (not a failure: status "error" or "denied", a known code and a text); the call did not run.',
+  );
+}
 
 /**
  * The failure of a call cancelled before it ran. A caller that aborted the call's signal with an

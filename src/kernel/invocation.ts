@@ -43,23 +43,34 @@ export interface ChainFile {
  * - `STORE_FAILED`: the blob store failed while offloading or resolving.
  * - `IN_DOUBT`: a resumed call whose outcome was never recorded.
  */
-export type InvocationErrorCode =
-  | "BUDGET_EXCEEDED"
-  | "UNKNOWN_TOOL"
-  | "NOT_CALLABLE"
-  | "INVALID_ARGUMENTS"
-  | "APPROVAL_DENIED"
-  | "APPROVAL_TIMEOUT"
-  | "APPROVAL_SKIPPED"
-  | "ARTIFACT_NOT_FOUND"
-  | "CANCELLED"
-  | "TIMEOUT"
-  | "TOOL_ERROR"
-  | "TOOL_FAILED"
-  | "RESULT_INVALID"
-  | "BRIDGE_ERROR"
-  | "STORE_FAILED"
-  | "IN_DOUBT";
+export type InvocationErrorCode = (typeof INVOCATION_ERROR_CODES)[number];
+
+/** Every {@link InvocationErrorCode}, in the order the docs list them. */
+export const INVOCATION_ERROR_CODES = [
+  "BUDGET_EXCEEDED",
+  "UNKNOWN_TOOL",
+  "NOT_CALLABLE",
+  "INVALID_ARGUMENTS",
+  "APPROVAL_DENIED",
+  "APPROVAL_TIMEOUT",
+  "APPROVAL_SKIPPED",
+  "ARTIFACT_NOT_FOUND",
+  "CANCELLED",
+  "TIMEOUT",
+  "TOOL_ERROR",
+  "TOOL_FAILED",
+  "RESULT_INVALID",
+  "BRIDGE_ERROR",
+  "STORE_FAILED",
+  "IN_DOUBT",
+] as const;
+
+const CODES: ReadonlySet<string> = new Set(INVOCATION_ERROR_CODES);
+
+/** True when `value` is one of the {@link InvocationErrorCode}s. */
+export function isInvocationErrorCode(value: unknown): value is InvocationErrorCode {
+  return typeof value === "string" && CODES.has(value);
+}
 
 /** A call that ran and succeeded. */
 export interface InvocationSuccess {

@@ -7,6 +7,9 @@
  *                         → forced    (first round only: only those)
  *
  *  executeSelectedTools(calls)
+ *     0 snapshot     each entry's id, name, arguments read once into a plain call, which is what
+ *                    every later step checks and the invoker runs; a hole, a non-call or a
+ *                    field whose read throws → INVALID_ARGUMENTS response (not run)
  *     1 dedup        same name + same canonical args → later copies dropped
  *     2 ids          given ids kept; a repeated id → error response (not run), see below
  *     3 round cap    calls past maxCallsPerRound → error response each
@@ -249,7 +252,8 @@ export class ToolManager implements AsyncDisposable {
   async executeSelectedTools(calls: readonly ToolCall[], options: ExecuteSelectedToolsOptions = {}): Promise<ToolCallResponse[]> {
     const available = new Set(this.tools().map((tool) => tool.name));
     try {
-      const all = (Array.isArray(calls) ? calls : []).map(asToolCall);
+      // Array.from, not map: a hole in a sparse list is an entry too (a malformed call, answered).
+      const all = Array.isArray(calls) ? Array.from(calls, asToolCall) : [];
       const unique = this.filterDuplicateCalls(all);
       const { ids, repeatOf } = assignIds(all, unique);
       const runnable = unique.slice(0, this.maxCallsPerRound);
@@ -277,7 +281,7 @@ export class ToolManager implements AsyncDisposable {
           const call = runnable[i] as ToolCall;
           const first = repeatOf[i];
           responses[i] = malformedCalls.has(call)
-            ? failureResponse(ids[i] as string, call.name, invocationFailure("INVALID_ARGUMENTS", `Not executed: call ${i + 1} is not a tool call { name: string, arguments }.`))
+            ? failureResponse(ids[i] as string, call.name, invocationFailure("INVALID_ARGUMENTS", `Not executed: call ${i + 1} is not a readable tool call { name: string, arguments }.`))
             : first !== undefined
               ? failureResponse(ids[i] as string, call.name, repeatedIdRefusal(i, first, ids[first] as string))
               : this.#dispatch(call, ids[i] as string, available, session, options.signal);
@@ -299,6 +303,7 @@ export class ToolManager implements AsyncDisposable {
     return this.close();
   }
 
+  /** Runs `call`, a snapshot made by {@link asToolCall}: its fields are plain data, read once. */
   async #dispatch(
     call: ToolCall,
     id: string,
@@ -306,7 +311,7 @@ export class ToolManager implements AsyncDisposable {
     session: InvokerSession,
     signal: AbortSignal | undefined,
   ): Promise<ToolCallResponse> {
-    const name = String(call.name);
+    const name = call.name;
     try {
       const tool = this.#toolbox.get(name);
       if (tool === undefined || !available.has(name)) return failureResponse(id, name, this.#unavailable(name, tool, available));
@@ -499,14 +504,13 @@ async function executeDirect(
 function assignIds(all: readonly ToolCall[], unique: readonly ToolCall[]): { ids: string[]; repeatOf: (number | undefined)[] } {
   const given = new Set<string>();
   for (const call of all) {
-    const id = givenId(call);
-    if (id !== undefined) given.add(id);
+    if (call.id !== undefined) given.add(call.id);
   }
   const ids: string[] = [];
   const repeatOf: (number | undefined)[] = [];
   const owner = new Map<string, number>();
   for (let i = 0; i < unique.length; i++) {
-    const id = givenId(unique[i] as ToolCall);
+    const id = (unique[i] as ToolCall).id;
     const first = id === undefined ? undefined : owner.get(id);
     repeatOf.push(first);
     if (id !== undefined && first === undefined) {
@@ -520,16 +524,6 @@ function assignIds(all: readonly ToolCall[], unique: readonly ToolCall[]): { ids
     ids.push(generated);
   }
   return { ids, repeatOf };
-}
-
-/** The call's own id when it is a non-empty string (a throwing getter counts as none). */
-function givenId(call: ToolCall): string | undefined {
-  try {
-    const id: unknown = call.id;
-    return typeof id === "string" && id !== "" ? id : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The response of a call whose id an earlier call of the round already has. */
@@ -612,20 +606,35 @@ function dedupKey(call: ToolCall): string | undefined {
 /** Stand-ins for entries of a call list that are not tool calls (answered INVALID_ARGUMENTS, never run). */
 const malformedCalls = new WeakSet<ToolCall>();
 
-/** `entry` when it is a tool call (an object with a string `name`), else a stand-in for it. */
+/**
+ * A snapshot of `entry`: a plain object of its `id` (kept when a non-empty string), `name`,
+ * `arguments` and `rejection`, each read once. What the manager checks (the name against the
+ * tools offered, the id) is then what the invoker runs and labels, whatever a getter or proxy
+ * would answer next. An entry that is not a tool call (not an object with a string `name`, a
+ * hole, a field whose read throws, the id included, as the invoker refuses it) gets a stand-in.
+ */
 function asToolCall(entry: unknown): ToolCall {
-  try {
-    if (typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string") return entry as ToolCall;
-  } catch {
-    // a `name` getter that throws: not a tool call either
-  }
   let id: unknown;
-  try {
-    id = typeof entry === "object" && entry !== null ? (entry as { id?: unknown }).id : undefined;
-  } catch {
-    id = undefined;
+  if (typeof entry === "object" && entry !== null) {
+    try {
+      const call = entry as ToolCall;
+      id = call.id;
+      const name: unknown = call.name;
+      if (typeof name === "string") {
+        const args: unknown = call.arguments;
+        const rejection = call.rejection;
+        return {
+          ...(typeof id === "string" && id !== "" ? { id } : {}),
+          name,
+          arguments: args,
+          ...(rejection !== undefined ? { rejection } : {}),
+        };
+      }
+    } catch {
+      // a getter that throws: not a tool call either
+    }
   }
-  const standIn: ToolCall = { ...(typeof id === "string" ? { id } : {}), name: "(not a tool call)", arguments: {} };
+  const standIn: ToolCall = { ...(typeof id === "string" && id !== "" ? { id } : {}), name: "(not a tool call)", arguments: {} };
   malformedCalls.add(standIn);
   return standIn;
 }

@@ -41,7 +41,7 @@
  * the line would pass {@link INLINE_WIDTH} characters.
  * @module
  */
-import { isLocalTool, type AnyTool, type InvocationErrorCode, type Tool } from "../kernel/index.ts";
+import { INVOCATION_ERROR_CODES, isLocalTool, type AnyTool, type Tool } from "../kernel/index.ts";
 import { MAX_SCHEMA_DEPTH } from "./assert-valid-tool.ts";
 import { toolKind } from "./tool-kind.ts";
 
@@ -54,27 +54,6 @@ export interface RenderDeclarationsOptions {
 /** Object types longer than this go on several lines. */
 export const INLINE_WIDTH = 80;
 
-const ERROR_CODES = [
-  "BUDGET_EXCEEDED",
-  "UNKNOWN_TOOL",
-  "NOT_CALLABLE",
-  "INVALID_ARGUMENTS",
-  "APPROVAL_DENIED",
-  "APPROVAL_TIMEOUT",
-  "APPROVAL_SKIPPED",
-  "ARTIFACT_NOT_FOUND",
-  "CANCELLED",
-  "TIMEOUT",
-  "TOOL_ERROR",
-  "TOOL_FAILED",
-  "RESULT_INVALID",
-  "BRIDGE_ERROR",
-  "STORE_FAILED",
-  "IN_DOUBT",
-] as const satisfies readonly InvocationErrorCode[];
-// Fails to compile when the kernel gains a code this list lacks.
-const _allCodesListed: readonly (typeof ERROR_CODES)[number][] = [] as InvocationErrorCode[];
-
 const USAGE_NOTE = [
   "// Write a script body: top-level await and return work; the return value must be JSON.",
   '// Tool calls never throw: check r.status ("ok" | "error" | "denied") before using r.structured.',
@@ -82,7 +61,7 @@ const USAGE_NOTE = [
 ];
 
 const PRELUDE = [
-  `type InvocationErrorCode = ${ERROR_CODES.map((code) => `"${code}"`).join(" | ")};`,
+  `type InvocationErrorCode = ${INVOCATION_ERROR_CODES.map((code) => `"${code}"`).join(" | ")};`,
   "interface ChainFile { path: string; artifactRef: string; mimeType: string; bytes: number }",
   "/** What every tool call resolves to. text: the result (a preview when offloaded to artifactRef). */",
   "type InvocationResult<S = Record<string, unknown>> =",
