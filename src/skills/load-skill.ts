@@ -14,14 +14,20 @@
  * `name` and `description` are required; `version` defaults to `"0.0.0"`; `allowed-tools`
  * (also `allowed_tools` or `allowedTools`, one spelling per file) defaults to none, `*` allows
  * all. `name`, `description` and `version` are trimmed, also inside quotes, and a blank one
- * (`""`, `"  "`) is an error; blank items of `allowed-tools` are dropped. Other keys are ignored
- * (room for `license` and friends). Instructions are the body, trimmed.
+ * (`""`, `"  "`) is an error; blank items of `allowed-tools` are dropped, and every other item
+ * must be a tool name. `defineSkill` checks the fields (the description's length and characters
+ * too); its refusals name the line of the field. Other keys are ignored (room for `license` and
+ * friends), except one that looks like a misspelt known key (`Name`, `descripton`, `tools`):
+ * ignoring it would leave the field it meant unset, so it is an error at its own line with a
+ * "did you mean" (see {@link misspeltKey}). Instructions are the body, trimmed.
  *
  * Invariants (the text read here goes into a model's prompt):
  * - `SKILL.md` must be a regular file of at most {@link MAX_SKILL_FILE_BYTES} (1 MiB), read with
  *   `readRegularFile`: a FIFO, device or directory named `SKILL.md` is refused without blocking,
  *   and a symbolic link named `SKILL.md` is refused, not followed (it could pull in text from
  *   anywhere on the disk). Each is `SKILL_INVALID` naming the file and why.
+ * - It must be UTF-8 (a BOM is allowed): invalid UTF-8 is refused at its line, never replaced
+ *   with U+FFFD, and UTF-16 or UTF-32 is refused as such (`decodeSkillText`).
  * - `loadSkills` follows no links either: a symbolic link to a folder in the skills folder is
  *   `SKILL_INVALID` (not skipped, so a skill never goes missing in silence); put the folder itself
  *   there, or pass the link to `loadSkill`. The folder given to `loadSkill` / `loadSkills` is the
@@ -34,6 +40,8 @@ import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ChainRuntimeError, isChainRuntimeError } from "../kernel/index.ts";
 import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
+import { editDistance } from "../kernel/suggest-names.ts";
+import { decodeSkillText } from "./decode-skill-text.ts";
 import { parseCommaList, parseFrontMatter } from "./parse-front-matter.ts";
 import { defineSkill, type Skill } from "./skill.ts";
 
@@ -49,18 +57,33 @@ export const MAX_SKILL_FILE_BYTES = 1024 * 1024;
 /** The spellings of the `allowedTools` field; a file may use one of them, once. */
 const ALLOWED_TOOLS_KEYS = ["allowed-tools", "allowed_tools", "allowedTools"];
 
+/** The keys this loader reads, in the spelling a "did you mean" suggests (other spellings of `allowed-tools` aside). */
+const KNOWN_KEYS = ["name", "description", "version", "allowed-tools"];
+
 /**
  * Loads the skill in folder `dir` (its `path` is the absolute folder).
  * Throws `ChainRuntimeError` `SKILL_INVALID` naming the file (and line, when one is at fault)
  * when `SKILL.md` is missing or unreadable, is not a regular file (a FIFO, a directory, a
- * symbolic link) or is over {@link MAX_SKILL_FILE_BYTES}, its front matter is malformed or
- * gives `allowed-tools` under two spellings, or a required field is missing, blank or invalid.
+ * symbolic link), is over {@link MAX_SKILL_FILE_BYTES} or is not UTF-8, its front matter is
+ * malformed, has a key that looks like a misspelt known one or gives `allowed-tools` under two
+ * spellings, or a required field is missing, blank or invalid (see `defineSkill`).
  */
 export async function loadSkill(dir: string): Promise<Skill> {
   const path = resolve(dir);
   const file = join(path, SKILL_FILE);
   const text = await readSkillFile(file);
   const { fields, body } = parseFrontMatter(text, file);
+  // Before the required fields: a missing "name" is more likely the "Name" on line 2 than an omission.
+  for (const [key, { line }] of [...fields].sort((a, b) => a[1].line - b[1].line)) {
+    const meant = misspeltKey(key);
+    if (meant === undefined) continue;
+    const caseOnly = meant.toLowerCase() === key.toLowerCase();
+    throw new ChainRuntimeError(
+      "SKILL_INVALID",
+      `${file}:${line}: unknown key "${key}"; did you mean "${meant}"?${caseOnly ? " Keys are case-sensitive." : ""}`,
+      { details: { file, line, key, suggestion: meant } },
+    );
+  }
   const required = (key: string): string => {
     const field = fields.get(key);
     const value = field?.value.trim() ?? "";
@@ -100,7 +123,7 @@ export async function loadSkill(dir: string): Promise<Skill> {
     const field = String(error.details.field);
     const key = field === "allowedTools" ? toolsKey : field;
     const line = (key === undefined ? undefined : fields.get(key)?.line) ?? 1;
-    throw new ChainRuntimeError("SKILL_INVALID", `${file}:${line}: ${error.message}`, { details: { file, line, field }, cause: error });
+    throw new ChainRuntimeError("SKILL_INVALID", `${file}:${line}: ${error.message}`, { details: { ...error.details, file, line, field }, cause: error });
   }
 }
 
@@ -109,8 +132,9 @@ export async function loadSkill(dir: string): Promise<Skill> {
  * at most {@link MAX_SKILL_FILE_BYTES}); anything else is `SKILL_INVALID` naming the file and why.
  */
 async function readSkillFile(file: string): Promise<string> {
+  let content: Uint8Array;
   try {
-    return (await readRegularFile(file, { maxBytes: MAX_SKILL_FILE_BYTES })).toString("utf8");
+    content = await readRegularFile(file, { maxBytes: MAX_SKILL_FILE_BYTES });
   } catch (error) {
     const { code, fileType, bytes } = (error ?? {}) as { code?: unknown; fileType?: unknown; bytes?: unknown };
     let reason: string;
@@ -129,6 +153,27 @@ async function readSkillFile(file: string): Promise<string> {
     }
     throw new ChainRuntimeError("SKILL_INVALID", `${file}: ${reason}`, { details: { file, ...extra }, cause: error });
   }
+  return decodeSkillText(content, file);
+}
+
+/**
+ * The known key that `key`, not itself known, looks like a misspelling of, or undefined for a key
+ * of its own (`license`, `metadata`, which are ignored). Compared in lower case without `-` and
+ * `_`: equal (`Name`, `Allowed_Tools`), within one edit (two for keys of seven letters or more:
+ * `nme`, `descripton`, `verison`), or, from four letters, the start or end of one (`desc`,
+ * `tools`). Tighter than the "did you mean" of tool names, since a false match here refuses a
+ * file: `date`, `note` and `model` are not taken for `name`.
+ */
+function misspeltKey(key: string): string | undefined {
+  if (KNOWN_KEYS.includes(key) || ALLOWED_TOOLS_KEYS.includes(key)) return undefined;
+  const normal = (text: string): string => text.toLowerCase().replace(/[-_]/g, "");
+  const wanted = normal(key);
+  return KNOWN_KEYS.find((known) => {
+    const candidate = normal(known);
+    const limit = candidate.length >= 7 ? 2 : 1;
+    if (editDistance(wanted, candidate, limit) <= limit) return true;
+    return wanted.length >= 4 && (candidate.startsWith(wanted) || candidate.endsWith(wanted));
+  });
 }
 
 /**

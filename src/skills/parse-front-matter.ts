@@ -1,7 +1,14 @@
 /**
  * A tiny front-matter reader for `SKILL.md`: a `---` line, then `key: value` lines, then `---`,
- * then the body. Not YAML: no nesting, no multi-line values. Blank lines and `#` comments are
- * skipped; a value may be wrapped in matching `"` or `'`. Anything else is an error with its line.
+ * then the body. Not YAML: no nesting, no multi-line values, no escapes in quotes. Anything else
+ * is an error with its line.
+ *
+ * Comments are read as YAML reads them, since the files are written by people used to YAML (and
+ * are read by YAML parsers elsewhere): a line whose first non-blank character is `#` is skipped,
+ * and an unquoted value ends before a `#` at its start or after a space or tab (`allowed-tools: a # b`
+ * is `a`). A `#` inside a word (`C#`) is kept, and so is every `#` inside quotes: a value may be
+ * wrapped in matching `"` or `'` (`description: "Fixes issue #42"`), and so may each item of a
+ * `[ ]` list, with a comment after the closing quote or bracket.
  * @module
  */
 import { ChainRuntimeError } from "../kernel/index.ts";
@@ -41,11 +48,42 @@ export function parseFrontMatter(text: string, file: string): FrontMatter {
     if (match === null) fail(line, `expected \`key: value\`; got ${JSON.stringify(trimmed)}.`);
     const [, key = "", rest = ""] = match ?? [];
     if (fields.has(key)) fail(line, `"${key}" is given twice (first on line ${fields.get(key)?.line}).`);
-    fields.set(key, { value: unquote(rest.trim()), line });
+    fields.set(key, { value: unquote(stripComment(rest.trim())), line });
   }
   return fail(lines.length, 'the front-matter block is not closed with "---".');
 }
 
+/**
+ * `value` (trimmed) without a trailing ` # comment`, as the module comment says. Quotes count only
+ * where YAML opens them: at the start of the value, or of an item of a `[ ]` list (after `[` or
+ * `,`), so an apostrophe inside a word (`the user's # note`) does not hide the comment. An
+ * unclosed quote runs to the end of the value, which is then kept whole.
+ */
+function stripComment(value: string): string {
+  const flow = value.startsWith("[");
+  // The last non-blank character before `index`: whether a quote there opens a flow-list item.
+  let previous = "";
+  for (let index = 0; index < value.length; index++) {
+    const char = value[index];
+    if ((char === '"' || char === "'") && (index === 0 || (flow && (previous === "[" || previous === ",")))) {
+      const close = value.indexOf(char, index + 1);
+      if (close === -1) return value;
+      index = close;
+      previous = char;
+      continue;
+    }
+    if (char === "#" && (index === 0 || isBlank(value[index - 1]))) return value.slice(0, index).trimEnd();
+    if (!isBlank(char)) previous = char ?? "";
+  }
+  return value;
+}
+
+/** Whether `char` is a space or a tab: the blanks YAML wants before a comment's `#`. */
+function isBlank(char: string | undefined): boolean {
+  return char === " " || char === "\t";
+}
+
+/** `value` without one pair of matching `"` or `'` around all of it. */
 function unquote(value: string): string {
   const first = value[0];
   if (value.length >= 2 && (first === '"' || first === "'") && value.endsWith(first)) return value.slice(1, -1);
