@@ -5,7 +5,7 @@
  * @module
  */
 import type { JsonSchema, ObjectJsonSchema, Tool, ToolContext, ToolExecutionResult, ToolRisk } from "../kernel/index.ts";
-import { assertValidTool } from "./assert-valid-tool.ts";
+import { readValidLocalTool } from "./assert-valid-tool.ts";
 import type { FromSchema } from "./from-schema.ts";
 
 /**
@@ -50,7 +50,10 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
  * });
  * ```
  *
- * Returns a new object (not frozen, so `brandChainTool` can mark it) with `risk` filled in. Its
+ * Returns a new object with `risk` filled in, holding the values the check read (each field of
+ * `definition` is read once; `execute` runs with `definition` as `this`). Its fields are
+ * read-only, so a tool a toolbox has checked and keyed by name cannot be renamed or given an
+ * unchecked schema; the object is not frozen, so `brandChainTool` can still mark it. Its
  * schemas are read once per tool, by the invoker's argument validator and by trace
  * fingerprints: change a tool by defining a new one, not by editing its schema objects in place.
  * Throws `ChainRuntimeError` `TOOL_INVALID` naming the field when the name does not match
@@ -59,15 +62,18 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
  * of type "object" that the invoker's ajv setup compiles (draft-07; a `"strng"` type, a
  * `$ref` to nothing or `nullable` without `type` are refused here, not at the first call),
  * `inputSchema` requires a `"__proto__"` argument (which no call can pass), a schema is not
- * JSON data or nests deeper than `MAX_SCHEMA_DEPTH`, `execute` is not a function, or
+ * JSON data that JSON writes as it is (a `toJSON`, a `Date` or class instance, `NaN`, a
+ * function, a hole in an array, a cycle) or nests deeper than `MAX_SCHEMA_DEPTH`, a field throws
+ * when read (a getter or Proxy trap), `execute` is not a function, or
  * `risk`/`deferLoading`/`takesControl` has the wrong type.
  */
 export function defineTool<const S extends ObjectJsonSchema, const O extends JsonSchema | undefined = undefined>(
   definition: ToolDefinition<S, O>,
 ): Tool<FromSchema<S>, ToolOutput<O>> {
-  assertValidTool(definition);
-  const { name, description, inputSchema, outputSchema, risk, deferLoading, takesControl } = definition;
-  return {
+  const { name, description, inputSchema, outputSchema, risk, deferLoading, takesControl, execute } = readValidLocalTool(
+    definition,
+  ) as unknown as ToolDefinition<S, O>;
+  const tool: Tool<FromSchema<S>, ToolOutput<O>> = {
     name,
     description,
     inputSchema,
@@ -75,6 +81,10 @@ export function defineTool<const S extends ObjectJsonSchema, const O extends Jso
     risk: risk ?? "safe",
     ...(deferLoading === undefined ? {} : { deferLoading }),
     ...(takesControl === undefined ? {} : { takesControl }),
-    execute: (args, ctx) => definition.execute(args, ctx),
+    execute: (args, ctx) => execute.call(definition, args, ctx),
   };
+  // Read-only, not frozen: a toolbox keys the tool by the name it checked, and a rename (or a new
+  // schema) afterwards would be declared and sent unchecked; `brandChainTool` still adds its mark.
+  for (const key of Object.keys(tool)) Object.defineProperty(tool, key, { writable: false, configurable: false });
+  return tool;
 }

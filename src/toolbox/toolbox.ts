@@ -6,6 +6,11 @@
  * - One tool per name. Adding a name again replaces the old tool in place (its position in
  *   `all()` / `names()` is kept; order is first insertion).
  * - Every tool held passed `assertValidTool` (`TOOL_INVALID` otherwise).
+ * - A tool is held under the name the check read (each field is read once, by
+ *   `readValidTool`): a `name` getter cannot pass the checks as one name and be kept as
+ *   another. The box holds the tool object itself, and a tool changed after it was added is not
+ *   checked again; `defineTool`'s tools cannot be renamed or given a new schema (their fields
+ *   are read-only).
  * - A name in `RESERVED_TOOL_NAMES` (`run_chain`) is held only by a tool branded with
  *   `brandChainTool` (`TOOL_NAME_TAKEN` otherwise), so a user tool can never pose as the chain.
  * - `add` checks every tool before adding any: a failing call leaves the box unchanged.
@@ -24,7 +29,7 @@ import {
   type ToolRisk,
 } from "../kernel/index.ts";
 import type { Skill } from "../skills/skill.ts";
-import { assertValidTool } from "./assert-valid-tool.ts";
+import { readValidTool } from "./assert-valid-tool.ts";
 import {
   encodeTool,
   encodeTools,
@@ -83,17 +88,16 @@ export class Toolbox implements Iterable<AnyTool> {
    * added when any tool fails.
    */
   add(...tools: AnyTool[]): this {
-    for (const tool of tools) {
-      assertValidTool(tool);
-      if (RESERVED_TOOL_NAMES.has(tool.name) && !isChainTool(tool)) {
-        throw new ChainRuntimeError(
-          "TOOL_NAME_TAKEN",
-          `The tool name "${tool.name}" is reserved by isochain; rename your tool.`,
-          { details: { tool: tool.name } },
-        );
+    const checked = tools.map((tool): [string, AnyTool] => {
+      const { name } = readValidTool(tool);
+      if (RESERVED_TOOL_NAMES.has(name) && !isChainTool(tool)) {
+        throw new ChainRuntimeError("TOOL_NAME_TAKEN", `The tool name "${name}" is reserved by isochain; rename your tool.`, {
+          details: { tool: name },
+        });
       }
-    }
-    for (const tool of tools) this.#tools.set(tool.name, tool);
+      return [name, tool];
+    });
+    for (const [name, tool] of checked) this.#tools.set(name, tool);
     return this;
   }
 
