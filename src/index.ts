@@ -24,7 +24,7 @@ export {
   type VercelAITool,
 } from "./toolbox/provider-schemas.ts";
 export { renderDeclarations, type RenderDeclarationsOptions } from "./toolbox/render-declarations.ts";
-export { MAX_SCHEMA_DEPTH, TOOL_NAME_PATTERN } from "./toolbox/assert-valid-tool.ts";
+export { MAX_SCHEMA_DEPTH } from "./toolbox/assert-valid-tool.ts";
 export { type Skill, type SkillDefinition, defineSkill, MAX_SKILL_DESCRIPTION_CHARS } from "./skills/skill.ts";
 export { loadSkill, loadSkills, MAX_SKILL_FILE_BYTES } from "./skills/load-skill.ts";
 

@@ -61,13 +61,13 @@ import {
   type ToolContext,
   type ToolExecutionResult,
   type ToolRisk,
+  TOOL_NAME_PATTERN,
 } from "../kernel/index.ts";
 import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
 import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
 import { renderDeclarations } from "../toolbox/render-declarations.ts";
-import { TOOL_NAME_PATTERN } from "../toolbox/assert-valid-tool.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { TraceRecorder } from "../trace/trace-recorder.ts";

@@ -129,3 +129,10 @@ export function brandChainTool(tool: object): void {
 export function isChainTool(tool: unknown): boolean {
   return typeof tool === "object" && tool !== null && (tool as Record<symbol, unknown>)[CHAIN_TOOL_BRAND] === true;
 }
+
+/**
+ * What a tool name may look like: a letter or `_`, then up to 63 letters, digits, `_`, `.` or
+ * `-`. Note that OpenAI and Anthropic accept neither `.` nor a leading digit in function names;
+ * the provider encoders drop (and report) local tools whose names the provider would reject.
+ */
+export const TOOL_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;

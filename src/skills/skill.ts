@@ -3,7 +3,7 @@
  * `allowedTools` narrow which tools a chain can see and call (`Toolbox.withSkill`).
  * @module
  */
-import { ChainRuntimeError, escapeTerminalText } from "../kernel/index.ts";
+import { ChainRuntimeError, escapeTerminalText, TOOL_NAME_PATTERN } from "../kernel/index.ts";
 import { clipText } from "../kernel/bound-error-text.ts";
 
 /** A prompt package: instructions plus the tools it may use. */
@@ -50,14 +50,6 @@ export const SKILL_NAME_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
  * `SKILL.md` format allows, so every skill written for that format fits.
  */
 export const MAX_SKILL_DESCRIPTION_CHARS = 4096;
-
-/**
- * What an `allowedTools` item may be besides `"*"`: a tool name. The same rule as the toolbox's
- * `TOOL_NAME_PATTERN`, written out here because skills sit under the toolbox (the toolbox imports
- * them, never the other way round); a test keeps the two equal. An item no tool can be named
- * (`read_csv # note`, `"a", "b"`) would make the skill allow nothing in its place, in silence.
- */
-const TOOL_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /** Longest `allowedTools` item a message quotes, characters (a tool name is at most 64). */
 const MAX_QUOTED_ITEM_CHARS = 100;

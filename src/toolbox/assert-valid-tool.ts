@@ -32,6 +32,7 @@ import {
   ChainRuntimeError,
   describeThrown,
   isToolRisk,
+  TOOL_NAME_PATTERN,
   type AnyTool,
   type HostedTool,
   type JsonSchema,
@@ -41,13 +42,6 @@ import {
 } from "../kernel/index.ts";
 import { clipText } from "../kernel/bound-error-text.ts";
 import { compileInputSchema } from "./compile-input-schema.ts";
-
-/**
- * What a tool name may look like: a letter or `_`, then up to 63 letters, digits, `_`, `.` or
- * `-`. Note that OpenAI and Anthropic accept neither `.` nor a leading digit in function names;
- * the provider encoders drop (and report) local tools whose names the provider would reject.
- */
-export const TOOL_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * Names that match {@link TOOL_NAME_PATTERN} but no tool may take, each with the reason. A chain

@@ -3,7 +3,7 @@
  * rendering them as TypeScript declarations for chain scripts.
  * @module
  */
-export { MAX_SCHEMA_DEPTH, TOOL_NAME_PATTERN, assertValidTool } from "./assert-valid-tool.ts";
+export { MAX_SCHEMA_DEPTH, assertValidTool } from "./assert-valid-tool.ts";
 export { defineTool, type ToolDefinition, type ToolOutput } from "./define-tool.ts";
 export type { FromSchema } from "./from-schema.ts";
 export { normalizeToolResult, type NormalizedToolResult } from "./normalize-tool-result.ts";
