@@ -1,5 +1,5 @@
 // loadSkill against files a person saved in the wrong encoding or wrote with YAML habits, and
-// descriptions that must not reach a prompt or a terminal raw (red-team finding F13).
+// descriptions that must not reach a prompt or a terminal raw.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
