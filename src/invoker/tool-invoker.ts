@@ -518,7 +518,7 @@ function checkRejection(rejection: unknown): InvocationFailure {
     if (typeof rejection === "object" && rejection !== null) {
       const { status, code, text } = rejection as Partial<Record<keyof InvocationFailure, unknown>>;
       if ((status === "error" || status === "denied") && isInvocationErrorCode(code) && typeof text === "string") {
-        return invocationFailure(code, text, status);
+        return invocationFailure(code, clipText(text, MAX_ERROR_MESSAGE_CHARS), status);
       }
     }
   } catch {

@@ -2,6 +2,7 @@
 // failure, and one record under its own seq for every call, however odd the object.
 import { describe, expect, it } from "vitest";
 import type { Hooks, InvocationFailure, InvocationResult, ToolCall } from "../../src/kernel/index.ts";
+import { MAX_ERROR_MESSAGE_CHARS } from "../../src/kernel/bound-error-text.ts";
 import { echoTool, makeInvoker } from "./invoker-fixtures.ts";
 
 /** A getter-backed property that counts its reads and answers `answers[n]` (the last one after). */
@@ -72,6 +73,16 @@ describe("ToolInvoker: ToolCall.rejection", () => {
     const denied: InvocationFailure = { status: "denied", code: "APPROVAL_DENIED", text: "a human said no" };
     expect(await invoker.invoke({ name: "echo", arguments: {}, rejection: denied }, { session })).toEqual(denied);
     expect(echo.calls).toEqual([]);
+    await session.close();
+  });
+
+  it("bounds a rejection's text like any failure text the invoker passes on", async () => {
+    const invoker = makeInvoker([echoTool("echo")]);
+    const session = invoker.openSession();
+    const rejection: InvocationFailure = { status: "error", code: "BRIDGE_ERROR", text: "x".repeat(1_000_000) };
+    const result = await invoker.invoke({ name: "echo", arguments: {}, rejection }, { session });
+    expect(result.text).toBe(`${"x".repeat(MAX_ERROR_MESSAGE_CHARS)}… [${1_000_000 - MAX_ERROR_MESSAGE_CHARS} more characters]`);
+    expect(session.trace[0]?.error).toBe(result.text);
     await session.close();
   });
 });
