@@ -94,6 +94,13 @@ export interface InvocationFailure {
   readonly code: InvocationErrorCode;
   /** The tool's `structuredContent` when it reported its own failure. */
   readonly structured?: Readonly<Record<string, unknown>>;
+  /**
+   * Set when the tool's own failure (`TOOL_FAILED`) was larger than `maxInlineResultBytes` and was
+   * offloaded to the blob store, as a result would be: `text` is then a preview.
+   */
+  readonly artifactRef?: ArtifactRef;
+  /** Size in bytes of the full failure, when it was offloaded. */
+  readonly bytes?: number;
 }
 
 /** What the invoker hands back for every call: never a throw. */

@@ -66,7 +66,7 @@ const PRELUDE = [
   "/** What every tool call resolves to. text: the result (a preview when offloaded to artifactRef). */",
   "type InvocationResult<S = Record<string, unknown>> =",
   "  | { status: \"ok\"; text: string; structured?: S; artifactRef?: string; bytes?: number; files?: ChainFile[] }",
-  "  | { status: \"error\" | \"denied\"; text: string; code: InvocationErrorCode; structured?: Record<string, unknown> };",
+  "  | { status: \"error\" | \"denied\"; text: string; code: InvocationErrorCode; structured?: Record<string, unknown>; artifactRef?: string; bytes?: number };",
 ];
 
 const GLOBALS = [

@@ -161,7 +161,7 @@ describe("ToolInvoker result shaping", () => {
       expect(result).toEqual({ status: "error", code: "TOOL_FAILED", text: `Tool "t" reported a failure: ${text}`, structured });
     });
 
-    it("offloads a failure over maxInlineResultBytes: TOOL_FAILED with a preview naming the ref, the whole text stored and pinned", async () => {
+    it("offloads a failure over maxInlineResultBytes: TOOL_FAILED with a preview, its artifactRef and bytes, the whole text stored and pinned", async () => {
       const store = new MemoryBlobStore();
       const big = "f".repeat(2 * 1024 * 1024);
       const invoker = makeInvoker([failing({ content: [{ type: "text", text: big }] })], { blobStore: store, policy: { maxInlineResultBytes: limit } });
@@ -172,6 +172,8 @@ describe("ToolInvoker result shaping", () => {
         status: "error",
         code: "TOOL_FAILED",
         text: `Tool "t" reported a failure: ${"f".repeat(PREVIEW_CHARS)}… [${big.length} bytes offloaded to artifact ${ref}]`,
+        artifactRef: ref,
+        bytes: big.length,
       });
       expect(Buffer.from(await store.resolve(ref)).toString("utf8")).toBe(big);
       expect(session.pinnedRefs).toEqual([ref]);

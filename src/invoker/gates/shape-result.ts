@@ -57,8 +57,8 @@ export function mediaExtension(mimeType: string): string {
  *   is that JSON) is at most `maxInlineResultBytes`, or when there is no store. Otherwise the
  *   full result is stored (plain text as `text/plain`; the structured JSON, or
  *   `{ text, structured }` when both differ, as `application/json`), pinned, and the result is
- *   `ok` with a preview, `artifactRef` and `bytes`; a failure stays `TOOL_FAILED`, its text that
- *   preview (which names the ref), without `structured`.
+ *   `ok` with a preview, `artifactRef` and `bytes`; a failure stays `TOOL_FAILED`, with that
+ *   preview, `artifactRef` and `bytes`, without `structured`.
  * - Without a store, a result over {@link MAX_RESULT_BYTES_WITHOUT_STORE} is `RESULT_INVALID`;
  *   a failure that large stays `TOOL_FAILED`, its text cut to {@link PREVIEW_CHARS} characters
  *   with a marker saying how much was cut, without `structured`.
@@ -151,7 +151,7 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
   } catch (error) {
     return storeFailed(tool, error);
   }
-  if (failed) return toolFailed(tool, preview(text, bytes, ref));
+  if (failed) return { ...toolFailed(tool, preview(text, bytes, ref)), artifactRef: ref, bytes };
   return {
     status: "ok",
     text: preview(text, bytes, ref),
