@@ -242,6 +242,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
       lineCount: text.lineCount,
       lineOffset: COMPILED_SCRIPT_LINE_OFFSET,
       segments: decodeSourceMapMappings(output.mappings),
+      texts: { generated: code, original: wrapped },
     });
   }
   code += COMPILED_SCRIPT_TRAILER;

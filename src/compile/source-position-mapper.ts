@@ -63,12 +63,23 @@ export interface SourcePositionMapperOptions {
    * text. Absent: columns are kept and only the line offset applies.
    */
   readonly segments?: readonly (readonly MappingSegment[])[];
+  /**
+   * The compiled code and the wrapped original text the segments map between. With them a
+   * position past a segment's start moves as far in the original when the text between is the
+   * same on both sides: esbuild maps only some tokens, so an error V8 places on an operator
+   * (`big + x`) would otherwise land on the operand before it.
+   */
+  readonly texts?: { readonly generated: string; readonly original: string };
 }
 
 /** Builds a {@link SourcePositionMapper}; see {@link SourcePositionMapperOptions}. */
 export function createSourcePositionMapper(options: SourcePositionMapperOptions): SourcePositionMapper {
   const filename = options.filename ?? DEFAULT_SOURCE_NAME;
-  const { lineCount, lineOffset, segments } = options;
+  const { lineCount, lineOffset, segments, texts } = options;
+  // Split on the first error that needs them, then kept with the mapper (a cached script's).
+  let lines: { generated: readonly string[]; original: readonly string[] } | undefined;
+  const linesOf = (given: { readonly generated: string; readonly original: string }) =>
+    (lines ??= { generated: given.generated.split("\n"), original: given.original.split(LINE_BREAK) });
 
   const originalPosition = (line: number, column: number): SourcePosition | undefined => {
     if (!Number.isInteger(line) || !Number.isInteger(column) || line < 1 || column < 1) return undefined;
@@ -82,6 +93,14 @@ export function createSourcePositionMapper(options: SourcePositionMapperOptions)
       if (segment === undefined || segment.sourceIndex !== 0) return undefined;
       wrappedLine = segment.originalLine + 1;
       originalColumn = segment.originalColumn + 1;
+      const distance = column - 1 - segment.generatedColumn;
+      if (distance > 0 && texts !== undefined) {
+        const { generated, original } = linesOf(texts);
+        const between = generated[line - 1]?.slice(segment.generatedColumn, column - 1);
+        if (between !== undefined && between.length === distance && original[segment.originalLine]?.startsWith(between, segment.originalColumn) === true) {
+          originalColumn += distance;
+        }
+      }
     }
     const originalLine = wrappedLine - lineOffset;
     if (originalLine < 1 || originalLine > lineCount) return undefined;
@@ -151,6 +170,9 @@ function countLines(text: string, max: number): number {
   for (let at = text.indexOf("\n"); at >= 0 && count < max; at = text.indexOf("\n", at + 1)) count += 1;
   return count;
 }
+
+/** The line terminators of JavaScript source, by which the wrapped original text's lines are counted. */
+const LINE_BREAK = /\r\n|[\n\r\u2028\u2029]/u;
 
 function findSegment(line: readonly MappingSegment[] | undefined, column: number): MappingSegment | undefined {
   if (line === undefined || line.length === 0) return undefined;
