@@ -26,15 +26,11 @@ export function runWarnings(
 }
 
 function notAwaitedMessage(seqs: readonly number[]): string {
-  const listed = seqs
-    .slice(0, MAX_LISTED_SEQS)
-    .map((seq) => `#${seq}`)
-    .join(", ");
-  const more = seqs.length > MAX_LISTED_SEQS ? ` and ${seqs.length - MAX_LISTED_SEQS} more` : "";
+  const listed = listAtMost(seqs, (seq) => `#${seq}`);
   const count = seqs.length === 1 ? "1 tool call" : `${seqs.length} tool calls`;
   const one = seqs.length === 1;
   return (
-    `${count} (${listed}${more}) had not been answered when the script returned: the script never saw ` +
+    `${count} (${listed}) had not been answered when the script returned: the script never saw ` +
     `${one ? "its result" : "their results"}, and calls still running were cancelled (a tool may have acted before it stopped). ` +
     "Await every tool call the script depends on: `for (const x of xs) await tools.name(x)` or " +
     "`await Promise.all(xs.map((x) => tools.name(x)))` (`forEach` does not wait for async callbacks)."
@@ -51,12 +47,14 @@ export function withWaitedCalls(error: ChainError, callTrace: readonly ChainCall
   if (error.name !== "TimeoutError") return error;
   const waited = callTrace.filter((record) => record.code === "CANCELLED");
   if (waited.length === 0) return error;
-  const listed = waited
-    .slice(0, MAX_LISTED_SEQS)
-    .map((record) => `tools.${record.tool} (#${record.seq})`)
-    .join(", ");
-  const more = waited.length > MAX_LISTED_SEQS ? ` and ${waited.length - MAX_LISTED_SEQS} more` : "";
+  const listed = listAtMost(waited, (record) => `tools.${record.tool} (#${record.seq})`);
   const hint = LIMIT_HINTS.timeout;
   const said = error.message.endsWith(hint) ? error.message.slice(0, -hint.length).trimEnd() : error.message;
-  return { ...error, message: `${said} It was waiting for ${listed}${more}.${said === error.message ? "" : ` ${hint}`}` };
+  return { ...error, message: `${said} It was waiting for ${listed}.${said === error.message ? "" : ` ${hint}`}` };
+}
+
+/** The first {@link MAX_LISTED_SEQS} of `items`, shown and joined with commas, then how many more. */
+function listAtMost<T>(items: readonly T[], show: (item: T) => string): string {
+  const listed = items.slice(0, MAX_LISTED_SEQS).map(show).join(", ");
+  return items.length > MAX_LISTED_SEQS ? `${listed} and ${items.length - MAX_LISTED_SEQS} more` : listed;
 }

@@ -191,15 +191,7 @@ describe("ToolManager.executeSelectedTools", () => {
   });
 
   it("turns every failure into a response: throwing tools, handleCall errors, denials, bad arguments", async () => {
-    const shell: ProviderDefinedTool = {
-      name: "shell",
-      description: "d",
-      providerSpecs: { openai: {} },
-      callTypes: ["shell_call"],
-      async handleCall() {
-        throw new Error("sandbox gone");
-      },
-    };
+    const shell = throwingShell("sandbox gone");
     const crash = localTool("crash", () => {
       throw "nope";
     });
@@ -324,15 +316,7 @@ describe("ToolManager failure texts stay bounded", () => {
   });
 
   it("cuts what a provider-defined tool threw, in the response and the record", async () => {
-    const shell: ProviderDefinedTool = {
-      name: "shell",
-      description: "d",
-      providerSpecs: { openai: {} },
-      callTypes: ["shell_call"],
-      async handleCall() {
-        throw new Error("m".repeat(MIB));
-      },
-    };
+    const shell = throwingShell("m".repeat(MIB));
     const { manager } = setup([shell]);
     const [response] = await manager.executeSelectedTools([{ id: "1", name: "shell", arguments: {} }]);
     expect(response?.result).toEqual({ status: "error", code: "TOOL_ERROR", text: `Tool "shell" failed: ${cut("m", MIB, MAX_ERROR_MESSAGE_CHARS)}` });
@@ -429,3 +413,16 @@ describe("ToolManager direct run_chain calls", () => {
     await session.close();
   });
 });
+
+/** A provider-defined `shell` tool whose `handleCall` throws `message`. */
+function throwingShell(message: string): ProviderDefinedTool {
+  return {
+    name: "shell",
+    description: "d",
+    providerSpecs: { openai: {} },
+    callTypes: ["shell_call"],
+    async handleCall() {
+      throw new Error(message);
+    },
+  };
+}
