@@ -14,7 +14,7 @@ import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { boundStack, clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../src/kernel/bound-error-text.ts";
 import { boundLogLine } from "./output-cap.ts";
 import { LIMIT_HINTS } from "./limits.ts";
-import type { SandboxError, SandboxLimits, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "./sandbox-driver.ts";
+import { MAX_UNHANDLED_REJECTIONS, type SandboxError, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest, type SandboxToolCall } from "./sandbox-driver.ts";
 
 /** The prelude's bridge function: `(op, a?, b?, c?)`, see `BRIDGE_OP`. */
 export type Bridge = (op: number, a?: string | number, b?: string, c?: string) => unknown;
@@ -524,6 +524,40 @@ export function thrownToError(error: unknown): SandboxError {
     message: typeof thrown.message === "string" ? thrown.message : describeThrown(error),
     ...(typeof thrown.stack === "string" ? { stack: thrown.stack } : {}),
   };
+}
+
+/** What isolated-vm says of a rejection with an object that is not an Error (it does not copy such a value out). */
+const NOT_AN_ERROR_OBJECT = "An object was thrown from supplied code within isolated-vm";
+
+/** Where isolated-vm's copy of an error's stack leaves the isolate: the host frames after it are not the script's. */
+const ISOLATE_BOUNDARY_FRAME = "\n    at (<isolated-vm boundary>)";
+
+/**
+ * Adds `reason` to a run's unhandled rejections (kept in `list`, created on the first): what
+ * isolated-vm reports when a task on the isolate ends with a promise rejected and no handler on
+ * it. An Error keeps its name, message and the isolate's part of its stack, each bounded as a
+ * thrown error's are; a primitive is described; an object that is not an Error is said to be one
+ * (isolated-vm does not copy it out). Past {@link MAX_UNHANDLED_REJECTIONS} it is dropped.
+ */
+export function noteRejection(list: SandboxError[] | undefined, reason: unknown): SandboxError[] {
+  const kept = list ?? [];
+  if (kept.length >= MAX_UNHANDLED_REJECTIONS) return kept;
+  let error: SandboxError;
+  if (reason instanceof Error && !reason.message.startsWith(NOT_AN_ERROR_OBJECT)) {
+    const stack = typeof reason.stack === "string" ? reason.stack.split(ISOLATE_BOUNDARY_FRAME, 1)[0] : undefined;
+    error = {
+      phase: "runtime",
+      name: clipText(String(reason.name), MAX_ERROR_NAME_CHARS).toWellFormed(),
+      message: clipText(reason.message, MAX_ERROR_MESSAGE_CHARS).toWellFormed(),
+      ...(stack === undefined ? {} : { stack: boundStack(stack).toWellFormed() }),
+    };
+  } else {
+    const value = typeof reason === "string" ? JSON.stringify(clipText(reason, MAX_ERROR_MESSAGE_CHARS)) : describeThrown(reason);
+    const what = reason instanceof Error ? "an object that is not an Error (its fields cannot be shown: reject with an Error)" : `a value that is not an Error: ${value}`;
+    error = { phase: "runtime", name: "", message: what.toWellFormed() };
+  }
+  kept.push(error);
+  return kept;
 }
 
 /** An outcome for a run that could not start (no context, no isolate). */

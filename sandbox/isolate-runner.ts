@@ -10,7 +10,8 @@
  *      │          (off the critical path: done after the previous run, while idle; the prelude
  *      │           builds the `tools` object of the staged names as it loads)
  *  run() ─ bridge.configure(config, without the names when staged) + (cachedScript.run | context.eval) ─▶ frames via ignored callback ─▶ host
- *      │        host answers: bridge.resolve(results of one tick), `applyIgnored` (never *Sync)
+ *      │        host answers: bridge.resolve(results of one tick), `apply` (never *Sync); a failed
+ *      │        start or delivery is a promise rejection the script left unhandled (kept for the outcome)
  *      │        each start/delivery is followed by a heap read queued behind it (the tracker)
  *      ├─ done frame ─ abort pending calls ─ last heap read completes (idle, heap measured) ─ outcome
  *      └─ watchdog (one for all runs, every WATCHDOG_INTERVAL_MS) ─ wall / CPU / OOM / stall ─ dispose ─ outcome
@@ -72,6 +73,7 @@ import {
   forwardClock,
   forwardLog,
   killOutcome,
+  noteRejection,
   releaseContext,
   ResultQueue,
   sameNames,
@@ -311,6 +313,8 @@ class ActiveRun {
   #resultsSent = 0;
   #hostOutputBytes = 0;
   #settled: Settled | undefined;
+  /** Promise rejections the script left unhandled (see `SandboxRunOutcome.unhandledRejections`). */
+  #rejections: SandboxError[] | undefined;
   #closed = false;
   #probing = false;
   #disposedByHost = false;
@@ -401,6 +405,10 @@ class ActiveRun {
     else if (this.#out.length === 1) setImmediate(flushResults, this);
   };
 
+  readonly #onDeliveryRejected = (error: unknown): void => {
+    this.#onRejection(error);
+  };
+
   /** Sends the results of this tick into the isolate: one call for all of them (or per bounded batch). */
   flushResults(): void {
     while (this.#out.length > 0 && !this.#closed) this.#flushBatch();
@@ -414,26 +422,19 @@ class ActiveRun {
       return;
     }
     // The first deliveries are tracked to their completion, so a short script (the common case:
-    // a few calls) ends without a probe. A script that keeps calling gets the rest fire-and-forget
-    // (a tracked task costs the host a completion each), and one heap read at its end.
-    if (this.#deliveries++ >= TRACKED_DELIVERIES) {
-      this.#untracked = true;
-      try {
-        prepared.bridge.applyIgnored(undefined, args);
-      } catch {
-        this.#onIsolateGone();
-        return;
-      }
-      this.#spin();
-      return;
-    }
+    // a few calls) ends without a probe. A script that keeps calling gets the rest untracked (a
+    // heap read costs the host a completion each), and one heap read at its end.
+    const tracked = this.#deliveries++ < TRACKED_DELIVERIES;
+    if (!tracked) this.#untracked = true;
     try {
-      prepared.bridge.applyIgnored(undefined, args);
+      // `apply`, not `applyIgnored`: isolated-vm rejects the task's completion when the
+      // script's microtasks left a promise rejection unhandled (see #onRejection).
+      prepared.bridge.apply(undefined, args).catch(this.#onDeliveryRejected);
     } catch {
       this.#onIsolateGone();
       return;
     }
-    this.#track();
+    if (tracked) this.#track();
     this.#spin();
   }
 
@@ -581,19 +582,38 @@ class ActiveRun {
   }
 
   #onStartRejected(error: unknown): void {
+    // A frame came from the start: the prelude ran, so this is the script's unhandled rejection.
+    if (this.#framesReceived > 0) {
+      this.#onRejection(error);
+      return;
+    }
     if (this.#owner.isolate.isDisposed) {
       this.#onIsolateGone();
       return;
     }
-    // isolated-vm rejects a task whose microtasks left a promise rejection unhandled. That is
-    // the script's own business (as in an async function, a stray rejection is not a throw):
-    // only a failure before the prelude started ends the run.
+    // Only a failure before the prelude started (the script's source did not compile) ends the run.
     this.#probe().then(
       (state) => {
         if (state === "not-started") this.#settle({ status: "error", error: thrownToError(error) });
+        else this.#onRejection(error);
       },
       () => (this.#owner.isolate.isDisposed ? this.#onIsolateGone() : undefined),
     );
+  }
+
+  /**
+   * A task on the isolate failed after the prelude started: isolated-vm fails a task whose
+   * microtasks left a promise rejected with no handler (the script's own business: as in an
+   * async function, a stray rejection is not a throw; the run goes on), or because the isolate is
+   * gone. A rejection is kept for the outcome (see `noteRejection`), and becomes a warning.
+   */
+  #onRejection(error: unknown): void {
+    if (this.#closed) return;
+    if (this.#owner.isolate.isDisposed) {
+      this.#onIsolateGone();
+      return;
+    }
+    this.#rejections = noteRejection(this.#rejections, error);
   }
 
   #sampleCpu(): void {
@@ -622,7 +642,15 @@ class ActiveRun {
     this.#request = undefined;
     this.#prepared = undefined;
     this.#calls = undefined;
-    finish?.({ ...settled, wallMs: performance.now() - this.#wallStart, cpuMs: Number(this.#cpuNs) / 1e6, heapBytes });
+    const rejections = this.#rejections;
+    this.#rejections = undefined;
+    finish?.({
+      ...settled,
+      ...(rejections === undefined ? {} : { unhandledRejections: rejections }),
+      wallMs: performance.now() - this.#wallStart,
+      cpuMs: Number(this.#cpuNs) / 1e6,
+      heapBytes,
+    });
   }
 }
 

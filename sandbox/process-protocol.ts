@@ -29,7 +29,7 @@
  */
 import { isFrame, MAX_FRAME_BYTES } from "../src/bridge/codec.ts";
 import { FRAME_KIND, isClockReadings, type ClockFrame, type LogFrame } from "../src/bridge/protocol.ts";
-import type { SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import { MAX_UNHANDLED_REJECTIONS, type SandboxError, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 import { isSpinWaitUs } from "./spin-wait.ts";
 
 /** The `kind` of every control message. */
@@ -302,8 +302,15 @@ function isOutcome(value: unknown): value is SandboxRunOutcome {
   if (value["returnJson"] !== undefined && typeof value["returnJson"] !== "string") return false;
   const unanswered = value["unansweredCalls"];
   if (unanswered !== undefined && !(Array.isArray(unanswered) && unanswered.every(isIndex))) return false;
+  const rejections = value["unhandledRejections"];
+  if (rejections !== undefined && !(Array.isArray(rejections) && rejections.length <= MAX_UNHANDLED_REJECTIONS && rejections.every(isSandboxError))) {
+    return false;
+  }
   const error = value["error"];
-  if (error === undefined) return true;
+  return error === undefined || isSandboxError(error);
+}
+
+function isSandboxError(error: unknown): error is SandboxError {
   return (
     isRecord(error) &&
     (error["phase"] === "runtime" || error["phase"] === "limit") &&

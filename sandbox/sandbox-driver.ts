@@ -115,10 +115,21 @@ export interface SandboxRunOutcome {
    * not await them); only on an `ok` outcome, absent for none.
    */
   readonly unansweredCalls?: readonly number[];
+  /**
+   * Promise rejections the script left unhandled, as isolated-vm reports them: at the end of each
+   * hand-off to the isolate (the start, a delivery of results), the first promise then rejected
+   * with no handler on it. At most `MAX_UNHANDLED_REJECTIONS` (5), in order; absent for none.
+   * A rejection handled in a later hand-off (`const p = f(); await tools.x(); await p`) is
+   * still listed, as every JavaScript runtime reports it.
+   */
+  readonly unhandledRejections?: readonly SandboxError[];
   readonly wallMs: number;
   readonly cpuMs: number;
   readonly heapBytes: number;
 }
+
+/** Unhandled promise rejections an outcome keeps (see {@link SandboxRunOutcome.unhandledRejections}); later ones are dropped. */
+export const MAX_UNHANDLED_REJECTIONS = 5;
 
 /** A way to run scripts in isolation. */
 export interface SandboxDriver {

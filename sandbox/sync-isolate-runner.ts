@@ -58,6 +58,7 @@ import {
   sandboxFailure,
   ScriptCache,
   settledFromDone,
+  noteRejection,
   thrownToError,
   type Bridge,
   type FrameField,
@@ -70,7 +71,7 @@ import {
   type Settled,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import type { SandboxLimits, SandboxRunOutcome } from "./sandbox-driver.ts";
+import type { SandboxError, SandboxLimits, SandboxRunOutcome } from "./sandbox-driver.ts";
 
 /**
  * An outside watch over each synchronous entry (the sandbox child's `EntryGuard`): isolated-vm
@@ -242,6 +243,8 @@ class SyncRun {
   #wallTimer: ReturnType<typeof setTimeout> | undefined;
   #abortHook: AbortHook | undefined;
   #settled: Settled | undefined;
+  /** Promise rejections the script left unhandled (see `SandboxRunOutcome.unhandledRejections`). */
+  #rejections: SandboxError[] | undefined;
   #inside = false;
   /** A kill asked for during an entry (a host microtask run in the callback can abort the signal), done once it returns. */
   #deferredKill: KillReason | undefined;
@@ -355,9 +358,10 @@ class SyncRun {
       return;
     }
     // isolated-vm reports a promise rejection the entry's microtasks left unhandled as a throw:
-    // the script's own business (as in an async function, a stray rejection is not a throw).
-    // Only a failure before the prelude started ends the run.
+    // the script's own business (as in an async function, a stray rejection is not a throw), kept
+    // for the outcome's warning. Only a failure before the prelude started ends the run.
     if (this.#settled === undefined && this.#probe() === "not-started") this.#settled = { status: "error", error: thrownToError(error) };
+    else this.#rejections = noteRejection(this.#rejections, error);
   }
 
   #probe(): unknown {
@@ -503,7 +507,15 @@ class SyncRun {
     this.#prepared = undefined;
     this.#calls = undefined;
     this.frames.length = 0;
-    finish?.({ ...settled, wallMs: performance.now() - this.#wallStart, cpuMs: Number(this.#cpuNs) / 1e6, heapBytes });
+    const rejections = this.#rejections;
+    this.#rejections = undefined;
+    finish?.({
+      ...settled,
+      ...(rejections === undefined ? {} : { unhandledRejections: rejections }),
+      wallMs: performance.now() - this.#wallStart,
+      cpuMs: Number(this.#cpuNs) / 1e6,
+      heapBytes,
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import { LIMIT_HINTS } from "../../sandbox/limits.ts";
-import type { ChainCallRecord, ChainError, ChainRunStatus, ChainRunWarning } from "../kernel/index.ts";
+import type { ChainCallRecord, ChainError, ChainRunStatus, ChainRunWarning, UnhandledRejectionWarning } from "../kernel/index.ts";
 
 /** Call numbers a warning spells out; the rest are counted. */
 const MAX_LISTED_SEQS = 10;
@@ -11,18 +11,38 @@ const MAX_LISTED_SEQS = 10;
  * `unansweredCalls` are the call indexes the sandbox reported unanswered when the script
  * returned (a call's id is `c<callIndex>`). A call recorded `CANCELLED` counts too: in a run that
  * ended `ok`, nothing else cancels a call (a caller's signal ends the run `cancelled`).
+ * `rejections` are the promise rejections the script left unhandled, mapped to its source.
  */
 export function runWarnings(
   status: ChainRunStatus,
   callTrace: readonly ChainCallRecord[],
   unansweredCalls: readonly number[] | undefined,
+  rejections: readonly ChainError[] | undefined,
 ): ChainRunWarning[] | undefined {
   if (status !== "ok") return undefined;
+  const warnings: ChainRunWarning[] = [];
   const unanswered = unansweredCalls && unansweredCalls.length > 0 ? new Set(unansweredCalls.map((callIndex) => `c${callIndex}`)) : undefined;
   const seqs: number[] = [];
   for (const record of callTrace) if (record.code === "CANCELLED" || unanswered?.has(record.callId) === true) seqs.push(record.seq);
-  if (seqs.length === 0) return undefined;
-  return [{ code: "CALLS_NOT_AWAITED", message: notAwaitedMessage(seqs), seqs }];
+  if (seqs.length > 0) warnings.push({ code: "CALLS_NOT_AWAITED", message: notAwaitedMessage(seqs), seqs });
+  for (const rejection of rejections ?? []) warnings.push(unhandledRejectionWarning(rejection));
+  return warnings.length > 0 ? warnings : undefined;
+}
+
+/** The warning of one rejection the script left unhandled (see `UnhandledRejectionWarning`). */
+function unhandledRejectionWarning(rejection: ChainError): UnhandledRejectionWarning {
+  const { line, column } = rejection;
+  const at = line === undefined ? "" : ` at line ${line}${column === undefined ? "" : `, column ${column}`}`;
+  const what = rejection.name === "" ? rejection.message : `${rejection.name}: ${rejection.message}`;
+  return {
+    code: "UNHANDLED_REJECTION",
+    message:
+      `A promise was rejected${at} and nothing handled it: ${what}. The error never reached the script's result, so part of ` +
+      "the work may not have happened. Await every promise the script starts (an async function's call too), or handle its " +
+      "failure with try/catch or .catch().",
+    ...(line === undefined ? {} : { line }),
+    ...(column === undefined ? {} : { column }),
+  };
 }
 
 function notAwaitedMessage(seqs: readonly number[]): string {

@@ -26,7 +26,7 @@
  */
 import { randomInt, randomUUID } from "node:crypto";
 import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
-import type { SandboxDriver, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import type { SandboxDriver, SandboxError, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
 import { compileScriptDeferred, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
@@ -732,16 +732,14 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   ): Promise<TracedChainRunResult> {
     const { run } = parts;
     const { outcome, compiled, session } = parts;
+    const toolNames = run.plan?.toolNames ?? this.#toolNames;
+    const source = parts.source;
+    // A fault of the script's compiled code, about the script as the model wrote it.
+    const mapped = compiled && source !== undefined
+      ? (fault: SandboxError): ChainError => mapRuntimeError(fault, { source, map: compiled.map, scriptName: SCRIPT_NAME, ...(toolNames === undefined ? {} : { toolNames }) })
+      : undefined;
     let error = parts.error;
-    if (!error && outcome?.error && compiled && parts.source !== undefined) {
-      const toolNames = run.plan?.toolNames ?? this.#toolNames;
-      error = mapRuntimeError(outcome.error, {
-        source: parts.source,
-        map: compiled.map,
-        scriptName: SCRIPT_NAME,
-        ...(toolNames === undefined ? {} : { toolNames }),
-      });
-    }
+    if (!error && outcome?.error && mapped) error = mapped(outcome.error);
     let status = parts.status;
     let returnValue: unknown;
     let returnArtifactRef: ArtifactRef | undefined;
@@ -791,7 +789,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     }
     callTrace.sort((a, b) => a.seq - b.seq);
     const pendingApproval = status === "suspended" ? run.pendingApproval : undefined;
-    const warnings = runWarnings(status, callTrace, outcome?.unansweredCalls);
+    const rejections = status === "ok" && mapped ? outcome?.unhandledRejections?.map(mapped) : undefined;
+    const warnings = runWarnings(status, callTrace, outcome?.unansweredCalls, rejections);
     if (status === "timeout" && error) error = withWaitedCalls(error, callTrace);
     let result: TracedChainRunResult = {
       chainId,

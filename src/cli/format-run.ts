@@ -11,7 +11,7 @@ export interface FormatRunOptions {
   readonly blobStore: BlobStore;
 }
 
-/** The human-readable report of one run: status, return value, console output, trace, artifacts. */
+/** The human-readable report of one run: status, error or warnings, return value, console output, trace, artifacts. */
 export async function formatRun(run: ChainRunResult, options: FormatRunOptions): Promise<string> {
   const out: string[] = [];
   out.push(`chain ${run.chainId}  ${options.scriptPath}`);
@@ -21,6 +21,7 @@ export async function formatRun(run: ChainRunResult, options: FormatRunOptions):
     out.push("", `error [${run.error.phase}]${where}: ${run.error.name}: ${run.error.message}`);
     if (run.error.codeFrame) out.push(run.error.codeFrame);
   }
+  if (run.warnings) out.push("", ...run.warnings.map((warning) => `warning (${warning.code}): ${warning.message}`));
   out.push("", "return value:");
   if (run.returnArtifactRef) out.push(`  (offloaded) ${run.returnArtifactRef}`);
   else out.push(indent(run.returnValue === undefined ? "undefined" : JSON.stringify(run.returnValue, null, 2)));

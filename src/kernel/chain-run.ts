@@ -100,17 +100,39 @@ export interface ChainRunResult {
 }
 
 /**
- * Something in a run that ended `ok` that is likely a mistake. `CALLS_NOT_AWAITED`: the script
- * returned while some of its calls were unanswered (a `forEach` with an async callback, a
- * promise never awaited): their results never reached the script, and the ones still running
- * were cancelled (a tool may have acted before it stopped).
+ * Something in a run that ended `ok` that is likely a mistake; `code` tells which (see
+ * {@link CallsNotAwaitedWarning} and {@link UnhandledRejectionWarning}).
  */
-export interface ChainRunWarning {
+export type ChainRunWarning = CallsNotAwaitedWarning | UnhandledRejectionWarning;
+
+/**
+ * `CALLS_NOT_AWAITED`: the script returned while some of its calls were unanswered (a `forEach`
+ * with an async callback, a promise never awaited): their results never reached the script, and
+ * the ones still running were cancelled (a tool may have acted before it stopped).
+ */
+export interface CallsNotAwaitedWarning {
   readonly code: "CALLS_NOT_AWAITED";
   /** What happened and how to fix it, for the model. */
   readonly message: string;
   /** The `seq` of each call concerned, in `callTrace`. */
   readonly seqs: readonly number[];
+}
+
+/**
+ * `UNHANDLED_REJECTION`: a promise of the script was rejected with nothing handling it (an async
+ * function called without `await` that threw, a `.then` callback that threw): the error never
+ * reached the script's result, so the run looks fine while part of it failed. One warning per
+ * rejection, at most 5 a run; as in every JavaScript runtime, a rejection handled only later
+ * (`const p = f(); await tools.x(); await p`) is reported too.
+ */
+export interface UnhandledRejectionWarning {
+  readonly code: "UNHANDLED_REJECTION";
+  /** The rejection's error (name and message, or the value) and how to fix it, for the model. */
+  readonly message: string;
+  /** Where the error was made in the original script, 1-based (see {@link ChainError.line}); absent when unknown. */
+  readonly line?: number;
+  /** Column of {@link line}, 1-based, in UTF-16 code units (see {@link ChainError.column}). */
+  readonly column?: number;
 }
 
 /** What failed while cleaning up after a chain (see {@link ChainRunResult.cleanupError}). */

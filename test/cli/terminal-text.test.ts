@@ -93,6 +93,23 @@ describe("formatRun", () => {
     expect(text).toContain(`TOOL_ERROR ${"e".repeat(67)}😀…`);
   });
 
+  it("prints the run's warnings after its status", async () => {
+    const warned = {
+      ...run([]),
+      warnings: [
+        { code: "CALLS_NOT_AWAITED", message: "1 tool call (#0) had not been answered when the script returned", seqs: [0] },
+        { code: "UNHANDLED_REJECTION", message: "A promise was rejected at line 2, column 9 and nothing handled it: Error: disk full.", line: 2, column: 9 },
+      ],
+    } as ChainRunResult;
+    const lines = (await formatRun(warned, options)).split("\n");
+    expect(lines.slice(1, 5)).toEqual([
+      "status: ok  1.0 ms  0 tool call(s)  cpu 1.0 ms",
+      "",
+      "warning (CALLS_NOT_AWAITED): 1 tool call (#0) had not been answered when the script returned",
+      "warning (UNHANDLED_REJECTION): A promise was rejected at line 2, column 9 and nothing handled it: Error: disk full.",
+    ]);
+  });
+
   it("lines the trace up as printed when a cell holds a control or bidi character", async () => {
     const text = terminalText(
       await formatRun(

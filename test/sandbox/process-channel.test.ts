@@ -117,6 +117,11 @@ describe("process protocol guards", () => {
     for (const unansweredCalls of [[-1], [1.5], ["0"], 7]) {
       expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, unansweredCalls } })).toBe(false);
     }
+    const rejection = { phase: "runtime", name: "Error", message: "lost", stack: "Error: lost\n    at chain.js:2:9" };
+    expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, unhandledRejections: [rejection, { ...rejection, name: "" }] } })).toBe(true);
+    for (const unhandledRejections of [[{ ...rejection, message: 7 }], [{ name: "Error", message: "x" }], "lost", Array.from({ length: 6 }, () => rejection)]) {
+      expect(isChildMessage({ ...outcome, outcome: { ...outcome.outcome, unhandledRejections } })).toBe(false);
+    }
     const calls = { kind: PROCESS_MESSAGE_KIND.calls, calls: [0, "t", "{}", null, 1, "u", "{}", "not plain data"] };
     expect(isChildMessage(calls)).toBe(true);
     expect(isHostMessage(calls)).toBe(false);

@@ -7,6 +7,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import * as isochain from "../../src/index.ts";
 import type {
   ChainRunResult,
+  CallsNotAwaitedWarning,
   ChainRunWarning,
   CompileResult,
   DriverChoice,
@@ -21,6 +22,7 @@ import type {
   ToolInvokerOptions,
   ToolManager,
   ToolManagerOptions,
+  UnhandledRejectionWarning,
 } from "../../src/index.ts";
 
 describe("public exports", () => {
@@ -36,6 +38,7 @@ describe("public exports", () => {
     expectTypeOf<ToolChainToolOptions["driver"]>().toEqualTypeOf<DriverChoice | undefined>();
     expectTypeOf<Parameters<typeof isochain.renderDeclarations>[1]>().toEqualTypeOf<RenderDeclarationsOptions | undefined>();
     expectTypeOf<ChainRunResult["warnings"]>().toEqualTypeOf<readonly ChainRunWarning[] | undefined>();
+    expectTypeOf<ChainRunWarning>().toEqualTypeOf<CallsNotAwaitedWarning | UnhandledRejectionWarning>();
   });
 
   it("exports the limits the docs name", () => {
