@@ -19,6 +19,11 @@
  *
  * A completed call whose recorded result is itself `IN_DOUBT` (a resume that left it undecided)
  * counts as in doubt again on the next resume, so a decision can still be given.
+ *
+ * A resume also answers from the chains the trace itself resumes (its `parentChainId`, and
+ * theirs): a resume that died, or stopped at a divergence, before it had answered every
+ * completed call of its parent holds only the calls it reached, and those it did not reach
+ * were done all the same (see {@link InheritedCall}).
  * @module
  */
 import { checkChainTrace } from "../trace/check-chain-trace.ts";
@@ -71,6 +76,19 @@ export interface ReplayDivergence {
   readonly message: string;
 }
 
+/**
+ * A call of an earlier chain in the trace's line of resumes that a resume answers by: one the
+ * trace lacks (its run never reached it), or one the trace holds in doubt that the earlier chain
+ * completed (a call answered from that chain's trace never ran in this one).
+ */
+export interface InheritedCall {
+  readonly entry: TraceCallEntry;
+  /** The chain whose trace holds {@link entry}. */
+  readonly chainId: string;
+  /** True when that chain was suspended on this call, waiting for its approval (it never ran). */
+  readonly suspended: boolean;
+}
+
 /** Options of {@link ReplayRouter}. */
 export interface ReplayRouterOptions {
   readonly mode: "strict" | "resume";
@@ -80,6 +98,8 @@ export interface ReplayRouterOptions {
   readonly approvals?: Readonly<Record<string, ApprovalDecision>>;
   /** Risk of tools the trace does not know (from the live toolbox). */
   readonly riskOf?: (tool: string) => ToolRisk | undefined;
+  /** Resume: calls of the chains the trace resumes, by call id (see {@link InheritedCall}). */
+  readonly inherited?: ReadonlyMap<string, InheritedCall>;
 }
 
 /** @internal Answers a replayed run's calls from a trace; read its findings once the run ended. */
@@ -113,7 +133,10 @@ export class ReplayRouter implements CallRouter {
     this.#requested.add(callId);
     const strict = this.#options.mode === "strict";
     const args = parseArguments(call.argsJson);
-    const entry = this.#byId.get(callId);
+    const inherited = strict ? undefined : this.#options.inherited?.get(callId);
+    const entry = inherited?.entry ?? this.#byId.get(callId);
+    // The chain whose trace the answer comes from.
+    const chainId = inherited?.chainId ?? this.#trace.chainId;
     if (entry === undefined) {
       if (!strict) {
         this.live.push(callId);
@@ -162,7 +185,7 @@ export class ReplayRouter implements CallRouter {
       this.partialAt ??= callId;
       return { kind: "answer", result: inDoubtResult(this.#trace.chainId, callId, tool), record: false, halt: true };
     }
-    if (this.#suspended.has(callId)) {
+    if (inherited?.suspended ?? this.#suspended.has(callId)) {
       this.live.push(callId);
       const approval = this.#options.approvals?.[callId];
       return approval === undefined ? { kind: "live" } : { kind: "live", approval };
@@ -181,11 +204,11 @@ export class ReplayRouter implements CallRouter {
         record: true,
         result: {
           status: "ok",
-          text: `tools.${tool} (call ${callId}) was started in chain ${this.#trace.chainId} and its outcome was never recorded; it was assumed done on resume, and no result is available.`,
+          text: `tools.${tool} (call ${callId}) was started in chain ${chainId} and its outcome was never recorded; it was assumed done on resume, and no result is available.`,
         },
       };
     }
-    return { kind: "answer", result: inDoubtResult(this.#trace.chainId, callId, tool), record: true };
+    return { kind: "answer", result: inDoubtResult(chainId, callId, tool), record: true };
   }
 
   /** Strict mode, after the run: the first recorded call the replay never made, if any. */

@@ -13,7 +13,9 @@
  *   written to a NEW trace whose `parentChainId` is the old chain. In-doubt calls are never
  *   re-run unless the tool is safe or the caller decides (`inDoubt`). A trace already resumed
  *   (a trace in the store names it as parent) is refused, since the calls its resume ran live
- *   are not in it; resume the newest trace instead. Before anything runs live, the resume
+ *   are not in it; resume the newest trace instead, which answers from the whole line of
+ *   chains it resumes (a resume cut short holds only the calls it reached: see
+ *   `inheritedCalls`). Before anything runs live, the resume
  *   claims the trace in the store (`TraceStore.claimResume`), so two resumes started at the
  *   same moment, in one process or two, cannot both run its remaining calls.
  * @module
@@ -39,13 +41,21 @@ import {
 import { APPROVAL_DECISIONS, isApprovalDecision } from "../approval/check-approval-args.ts";
 import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
-import type { ChainTrace } from "../trace/chain-trace.ts";
+import type { ChainTrace, TraceCallEntry } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
 import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
-import { isInDoubtOnResume, ReplayRouter, suspendedCallIds, type InDoubtCall, type InDoubtDecision, type ReplayDivergence } from "./replay-router.ts";
+import {
+  isInDoubtOnResume,
+  ReplayRouter,
+  suspendedCallIds,
+  type InDoubtCall,
+  type InDoubtDecision,
+  type InheritedCall,
+  type ReplayDivergence,
+} from "./replay-router.ts";
 import { runWithPlan, ToolChainTool, type ChainRunOptions } from "./tool-chain-tool.ts";
 import type { TracedChainRunResult } from "./traced-chain-run-result.ts";
 
@@ -225,7 +235,8 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
       details: { argument: "tools" },
     });
   }
-  checkDecisions(trace, options);
+  const inherited = options.traceStore ? await inheritedCalls(trace, options.traceStore, options.force === true) : undefined;
+  checkDecisions(trace, options, inherited);
   const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
   const traceStore = options.traceStore ?? new MemoryTraceStore();
   if (options.chainId !== undefined) await refuseTakenChainId(traceStore, trace.chainId, options.chainId);
@@ -239,6 +250,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     ...(options.inDoubt ? { inDoubt: options.inDoubt } : {}),
     ...(options.approvals ? { approvals: options.approvals } : {}),
     riskOf: (tool) => risks.get(tool),
+    ...(inherited ? { inherited } : {}),
   });
   const approvalMode = options.approvalMode ?? "wait";
   // A resumed approval decision reaches its call through the tool's approval handler, so one must exist.
@@ -363,11 +375,17 @@ const IN_DOUBT_DECISIONS: readonly InDoubtDecision[] = ["assume-done", "re-execu
  * `trace`, and every `approvals` decision is one and names a call the chain was suspended on: a
  * decision the resume would never read must not look as if it had been taken.
  */
-function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
-  const suspendedIds = suspendedCallIds(trace);
+function checkDecisions(trace: ChainTrace, options: ReplayOptions, inherited: ReadonlyMap<string, InheritedCall> | undefined): void {
+  const suspendedIds = new Set(suspendedCallIds(trace));
+  const inDoubtIds = new Set<string>();
+  for (const call of trace.calls) if (!inherited?.has(call.callId) && isInDoubtOnResume(call)) inDoubtIds.add(call.callId);
+  for (const [callId, { entry, suspended }] of inherited ?? []) {
+    if (suspended) suspendedIds.add(callId);
+    else if (isInDoubtOnResume(entry)) inDoubtIds.add(callId);
+  }
   // A call suspended for approval never ran: it is decided by an approval, and an in-doubt
   // decision on it would be taken and never read (the resume asks its approval, whatever it says).
-  const inDoubtIds = new Set(trace.calls.filter((call) => isInDoubtOnResume(call) && !suspendedIds.has(call.callId)).map((call) => call.callId));
+  for (const callId of suspendedIds) inDoubtIds.delete(callId);
   const check = (field: "inDoubt" | "approvals", valid: (value: unknown) => boolean, allowed: string, calls: ReadonlySet<string>, what: string): void => {
     const decisions: unknown = options[field];
     if (decisions === undefined) return;
@@ -402,6 +420,56 @@ function checkDecisions(trace: ChainTrace, options: ReplayOptions): void {
 function quoteChoices(choices: readonly string[]): string {
   const quoted = choices.map((choice) => JSON.stringify(choice));
   return quoted.length < 2 ? (quoted[0] ?? "") : `${quoted.slice(0, -1).join(", ")} or ${quoted.at(-1) ?? ""}`;
+}
+
+/** Most chains in a line of resumes {@link inheritedCalls} walks: far past any real line, short of a loop. */
+const MAX_RESUME_ANCESTORS = 1000;
+
+/**
+ * The calls of the chains `trace` resumes (its parent, the parent's parent, ...) that a resume of
+ * it answers by (see `InheritedCall`): each call the trace lacks, from the nearest chain that
+ * holds it, and each call the trace holds in doubt that such a chain completed with the same
+ * tool and arguments. A resume that died, or stopped at a divergence, before answering every
+ * completed call of its parent holds only the calls it reached; without these, a resume of it
+ * would run the others live again (the payment its parent made, made twice).
+ * @throws ChainRuntimeError `REPLAY_FAILED` when a chain of the line is not in `store` (its calls
+ * cannot be known), unless `force`.
+ */
+async function inheritedCalls(trace: ChainTrace, store: TraceStore, force: boolean): Promise<ReadonlyMap<string, InheritedCall> | undefined> {
+  if (trace.parentChainId === undefined) return undefined;
+  const own = new Map(trace.calls.map((call) => [call.callId, call]));
+  const inherited = new Map<string, InheritedCall>();
+  const seen = new Set([trace.chainId]);
+  let child = trace;
+  for (let parentId: string | undefined = trace.parentChainId; parentId !== undefined && !seen.has(parentId) && seen.size <= MAX_RESUME_ANCESTORS; parentId = child.parentChainId) {
+    seen.add(parentId);
+    let parent: ChainTrace;
+    try {
+      parent = await store.load(parentId);
+    } catch (error) {
+      if (force) break;
+      throw new ChainRuntimeError(
+        "REPLAY_FAILED",
+        `Chain ${trace.chainId} resumes chain ${parentId}, whose trace is not in the store (${isChainRuntimeError(error) ? error.code : "unreadable"}): ` +
+          `the calls it completed cannot be known, and a resume could run them again. Resume with the store that holds it (--store on the CLI), or force it (force: true, or --force on the CLI).`,
+        { details: { chainId: trace.chainId, parentChainId: parentId } },
+      );
+    }
+    const suspended = suspendedCallIds(parent);
+    for (const entry of parent.calls) {
+      if (inherited.has(entry.callId)) continue;
+      const mine = own.get(entry.callId);
+      if (mine === undefined || (isInDoubtOnResume(mine) && !isInDoubtOnResume(entry) && sameCall(mine, entry))) {
+        inherited.set(entry.callId, { entry, chainId: parent.chainId, suspended: suspended.has(entry.callId) });
+      }
+    }
+    child = parent;
+  }
+  return inherited.size > 0 ? inherited : undefined;
+}
+
+function sameCall(a: TraceCallEntry, b: TraceCallEntry): boolean {
+  return a.tool === b.tool && a.argsDigest === b.argsDigest;
 }
 
 /** Every tool name the trace knows: its toolbox fingerprint and the tools its calls named. */
