@@ -571,8 +571,9 @@ async function claimResume(store: TraceStore, chainId: string, resumedAs: string
     "REPLAY_FAILED",
     traced
       ? `Chain ${chainId} was already resumed as chain ${holder}: resuming it again could repeat the calls that resume ran. Resume ${holder} instead (or ${force}).`
-      : `Chain ${chainId} is being resumed as chain ${holder} by another caller, or that resume stopped before it logged anything: ` +
-          `resuming it again could repeat the calls it runs. Wait for it and resume ${holder}; if no resume is running, ${force}.`,
+      : `Chain ${chainId} is being resumed as chain ${holder} by another caller, or was resumed into another trace store, or that resume ` +
+          `stopped before it logged anything: resuming it again could repeat the calls it runs. Wait for it and resume ${holder} (from the ` +
+          `store that holds it); if no resume is running and it logged nothing, ${force}.`,
     { details: { chainId, resumedAs: holder } },
   );
 }

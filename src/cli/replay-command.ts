@@ -19,9 +19,10 @@ import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, runExitCode } from "./exit-codes.ts";
 import { formatRun } from "./format-run.ts";
 import { loadToolModule } from "./load-tools.ts";
 import { prepareStore } from "./prepare-store.ts";
-import { resolveTrace } from "./resolve-trace.ts";
+import { namesTraceFile, resolveTrace } from "./resolve-trace.ts";
 import { resumeCommand } from "./resume-command.ts";
 import { checkStoreOption, DEFAULT_STORE, storeWords } from "./store-option.ts";
+import { storeForTraceFile } from "./trace-store-beside.ts";
 import { USAGE } from "./usage.ts";
 import { oneLineText, writeErr, writeOut } from "./terminal-text.ts";
 
@@ -105,6 +106,8 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
   const toolbox = await loadToolModule(values.tools);
   await prepareStore(values.store, ["blobs", "traces"]);
   const blobStore = new FileBlobStore({ dir: join(values.store, "blobs") });
+  // A .trace file outside this store's traces folder: its own folder is claimed too.
+  const resumeStore = storeForTraceFile(traceStore, namesTraceFile(ref) ? ref : undefined);
   const common = {
     toolbox,
     blobStore,
@@ -117,8 +120,8 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
   try {
     report = suspended
       ? // The trace as read (a .trace file may sit outside the store): resume that one.
-        await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore, trace })
-      : await replay(trace, { ...common, mode: "resume", traceStore });
+        await resumeChain(trace.chainId, decision as ApprovalDecision, { ...common, traceStore: resumeStore, trace })
+      : await replay(trace, { ...common, mode: "resume", traceStore: resumeStore });
   } catch (error) {
     throw inDoubtUsageError(error, trace, values.store) ?? error;
   }

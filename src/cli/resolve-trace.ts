@@ -12,7 +12,7 @@ import { storeWords } from "./store-option.ts";
  * ambiguous, `TRACE_INVALID` (naming the file and why) when the trace named cannot be read.
  */
 export async function resolveTrace(ref: string, store: FileTraceStore, storeOption: string): Promise<ChainTrace> {
-  if (ref.endsWith(".trace") || (ref.includes("/") && existsSync(ref))) return loadTraceFile(ref);
+  if (namesTraceFile(ref)) return loadTraceFile(ref);
   const whole = await loadWholeId(ref, store);
   if (whole !== undefined) return whole;
   const matches = (await store.chainIds()).filter((chainId) => chainId.startsWith(ref)).sort();
@@ -24,6 +24,11 @@ export async function resolveTrace(ref: string, store: FileTraceStore, storeOpti
     "TRACE_NOT_FOUND",
     `No trace "${ref}": not a .trace file, and no chain id in the store starts with it. See \`isochain trace ls${storeWords(storeOption)}\`.`,
   );
+}
+
+/** True when `ref` names a trace file (anything ending in `.trace`, or an existing file), not a chain id. */
+export function namesTraceFile(ref: string): boolean {
+  return ref.endsWith(".trace") || (ref.includes("/") && existsSync(ref));
 }
 
 /**

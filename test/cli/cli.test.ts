@@ -181,6 +181,21 @@ describe("isochain CLI: run, trace, replay", () => {
     expect(resumed.stdout).toContain("ran live: c3");
   });
 
+  it("replay --resume of a store's .trace file under another --store claims it in its own folder too: it is not resumed twice", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "suspend", "--store", "store-a");
+    expect(run.code).toBe(3);
+    const id = savedTraceId(run.stdout);
+    const path = join(cwd, "store-a", "traces", `${id}.trace`);
+    const elsewhere = isochain("replay", path, "--resume", "--decision", "approved", "--tools", TOOLS, "--store", "store-b");
+    expect(elsewhere.code, elsewhere.stderr).toBe(0);
+    expect(elsewhere.stdout).toContain("ran live: c3");
+    for (const store of ["store-a", "store-c"]) {
+      const again = isochain("replay", path, "--resume", "--decision", "approved", "--tools", TOOLS, "--store", store);
+      expect(again.code, store).toBe(2);
+      expect(again.stderr).toMatch(new RegExp(`REPLAY_FAILED: Chain ${id} (was already resumed|is being resumed) as chain`));
+    }
+  });
+
   it("never writes a control character from a script or trace raw to the terminal", () => {
     const script = join(cwd, "escape.ts");
     writeFileSync(script, 'console.log("\\u001b[2J\\u001b]0;owned\\u0007 cleared");\nreturn "\\u001b[31mred";\n');
