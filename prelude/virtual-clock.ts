@@ -11,7 +11,8 @@
  * Readings past {@link MAX_CLOCK_READINGS} distinct runs are not recorded (a replay of such a
  * run reads live time from there).
  *
- * `Intl.DateTimeFormat#format()` without an argument still reads V8's own clock.
+ * `Intl.DateTimeFormat#format()` and `#formatToParts()` without a date read this clock too (V8's
+ * own would leak real time into a run whose caller chose its clock, unrecorded).
  * @module
  */
 
@@ -94,6 +95,28 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
   Object.defineProperty(VirtualDate, "UTC", { value: RealDate.UTC, writable: true, configurable: true });
   Object.defineProperty(RealDate.prototype, "constructor", { value: VirtualDate, writable: true, configurable: true });
   Object.defineProperty(target, "Date", { value: VirtualDate, writable: true, configurable: true });
+  const DateTimeFormat = target.Intl?.DateTimeFormat as typeof Intl.DateTimeFormat | undefined;
+  if (DateTimeFormat !== undefined) {
+    const proto = DateTimeFormat.prototype;
+    const format = Object.getOwnPropertyDescriptor(proto, "format")?.get;
+    const formatToParts = proto.formatToParts;
+    if (format !== undefined) {
+      Object.defineProperty(proto, "format", {
+        get(this: Intl.DateTimeFormat) {
+          const bound = format.call(this) as (date?: Date | number) => string;
+          return (date?: Date | number): string => bound(date === undefined ? now() : date);
+        },
+        configurable: true,
+      });
+    }
+    Object.defineProperty(proto, "formatToParts", {
+      value: function formatToPartsAt(this: Intl.DateTimeFormat, date?: Date | number) {
+        return formatToParts.call(this, date === undefined ? now() : date);
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
   return {
     start(clockStart: number, replayed: readonly number[] = []): void {
       origin = realNow();

@@ -58,4 +58,23 @@ describe.each(["in-process", "process"] as const)("the clock on replay (%s drive
     expect(strict.identical).toBe(true);
     expect(strict.run.returnValue).toEqual(report.run.returnValue);
   }, 30_000);
+  it("formats the virtual time when Intl.DateTimeFormat is given no date, and replays it", async () => {
+    const store = new MemoryTraceStore();
+    const chain = new ToolChainTool({ tools: reportTools([]), traceStore: store, driver });
+    const script =
+      'const f = new Intl.DateTimeFormat("en-GB", { timeZone: "UTC", dateStyle: "short", timeStyle: "medium" });\n' +
+      "await tools.lookup({});\n" +
+      'return [f.format(), f.formatToParts().map((part) => part.value).join(""), f.format(new Date()), [0].map(f.format)[0]];';
+    const run = await chain.run(script, { chainId: "intl", clockStart: Date.UTC(2001, 2, 3, 4, 5, 6) });
+    await chain.close();
+    expect(run.status).toBe("ok");
+    const [noDate, parts, withDate, epoch] = run.returnValue as string[];
+    expect(noDate).toMatch(/^03\/03\/2001, 04:05:0\d$/);
+    expect(parts).toBe(noDate);
+    expect(withDate).toBe(noDate);
+    expect(epoch).toBe("01/01/1970, 00:00:00");
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const strict = await replay(await store.load("intl"), { mode: "strict", driver });
+    expect(strict.identical, strict.divergence?.message).toBe(true);
+  }, 30_000);
 });
