@@ -23,6 +23,7 @@
 import { randomUUID } from "node:crypto";
 import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
+  compareToolNames,
   ChainRuntimeError,
   isChainRuntimeError,
   knownPolicyFields,
@@ -267,7 +268,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.driver === undefined ? {} : { driver: options.driver }),
   });
-  const toolNames = [...new Set([...traceToolNames(trace), ...toolbox.callable().map((tool) => tool.name)])];
+  const toolNames = [...new Set([...traceToolNames(trace), ...toolbox.callable().map((tool) => tool.name)])].sort(compareToolNames);
   const chainId = options.chainId ?? randomUUID();
   let run: TracedChainRunResult;
   try {
@@ -472,9 +473,9 @@ function sameCall(a: TraceCallEntry, b: TraceCallEntry): boolean {
   return a.tool === b.tool && a.argsDigest === b.argsDigest;
 }
 
-/** Every tool name the trace knows: its toolbox fingerprint and the tools its calls named. */
+/** Every tool name the trace knows, in the order a run installs them: its toolbox fingerprint and the tools its calls named. */
 function traceToolNames(trace: ChainTrace): string[] {
-  return [...new Set([...trace.toolbox.tools.map((tool) => tool.name), ...trace.calls.map((call) => call.tool)])];
+  return [...new Set([...trace.toolbox.tools.map((tool) => tool.name), ...trace.calls.map((call) => call.tool)])].sort(compareToolNames);
 }
 
 /** @throws ChainRuntimeError `REPLAY_FAILED` when a trace in `store` names `chainId` as its parent. */

@@ -34,6 +34,7 @@ import { decisionToFailure, effectiveRisk } from "../invoker/gates/request-appro
 import { ToolInvoker } from "../invoker/tool-invoker.ts";
 import type { InvokerSession } from "../invoker/invoker-session.ts";
 import {
+  compareToolNames,
   type AnyTool,
   type ApprovalDecision,
   type ApprovalHandler,
@@ -531,7 +532,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           chainId,
           script,
           scriptName: SCRIPT_NAME,
-          toolNames: run.plan?.toolNames ?? (this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name)),
+          toolNames: run.plan?.toolNames ?? (this.#toolNames ??= this.#toolbox.callable().map((tool) => tool.name).sort(compareToolNames)),
           maxToolCalls: this.policy.maxToolCalls,
           limits: this.#limits,
           seed,

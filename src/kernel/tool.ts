@@ -136,3 +136,13 @@ export function isChainTool(tool: unknown): boolean {
  * the provider encoders drop (and report) local tools whose names the provider would reject.
  */
 export const TOOL_NAME_PATTERN: RegExp = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Orders tool names by UTF-16 code units (what `<` does on strings), the one order of tool
+ * names everywhere it is observable: a toolbox fingerprint, and the keys of a script's `tools`
+ * object (so `Object.keys(tools)` reads the same in a run and in its replay, which knows the
+ * names only from the fingerprint).
+ */
+export function compareToolNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,4 +1,4 @@
-import { digestJson, isLocalTool, type AnyTool, type Tool } from "../kernel/index.ts";
+import { compareToolNames, digestJson, isLocalTool, type AnyTool, type Tool } from "../kernel/index.ts";
 import type { ToolboxFingerprint, ToolFingerprint } from "./chain-trace.ts";
 
 /** A tool's `schemaDigest`, with the values it was taken of (compared by identity). */
@@ -47,7 +47,7 @@ export function fingerprintToolbox(tools: Iterable<AnyTool>): ToolboxFingerprint
     if (!isLocalTool(tool)) continue;
     fingerprints.push({ name: tool.name, risk: tool.risk ?? "safe", schemaDigest: schemaDigestOf(tool) });
   }
-  fingerprints.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  fingerprints.sort((a, b) => compareToolNames(a.name, b.name));
   // Length-prefixed fields: the key names the list exactly, whatever the names hold.
   let key = "";
   for (const { name, risk, schemaDigest } of fingerprints) key += `${name.length}:${name}${risk.length}:${risk}${schemaDigest.length}:${schemaDigest}`;

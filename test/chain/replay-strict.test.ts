@@ -138,6 +138,19 @@ describe("replay strict", () => {
   });
 });
 
+describe("replay of the tools object", () => {
+  it("installs the tools in the same order as the run did: a script that picks one by position replays identically", async () => {
+    const named = (name: string) => defineTool({ name, description: name, inputSchema: { type: "object", properties: {} } as const, execute: () => ({ name }) });
+    const store = new MemoryTraceStore();
+    const chain = new ToolChainTool({ tools: [named("zeta"), named("alpha"), named("mid")], traceStore: store });
+    const run = await chain.run("const first = Object.keys(tools)[0];\nawait tools[first]({});\nreturn Object.keys(tools);", { chainId: "by-position" });
+    await chain.close();
+    expect(run.returnValue).toEqual(["alpha", "mid", "zeta"]);
+    const strict = await replay(await store.load("by-position"), { mode: "strict" });
+    expect(strict.identical, strict.divergence?.message).toBe(true);
+  });
+});
+
 describe("traceToTest", () => {
   it("keeps a hostile chainId inside the header comment: no line of it becomes code", () => {
     for (const chainId of ["x\nglobalThis.pwned = 1; //", "x\r\nrequire('fs')", "x\u2028globalThis.pwned = 2", "x\u2029y"]) {
