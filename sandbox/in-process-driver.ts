@@ -94,10 +94,12 @@ export class InProcessSandboxDriver implements SandboxDriver {
    */
   async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
-    // A run started from inside a tool call of this driver's runs (a tool that runs a chain)
-    // skips the queue: its caller holds a slot until it ends, so waiting could never end. The
-    // depth of such nesting is bounded instead.
-    const depth = this.#nesting.current;
+    // A run started from inside a tool call of this driver's runs (a tool that runs a chain),
+    // while the call is in progress, skips the queue: its caller holds a slot until it ends, so
+    // waiting could never end. The depth of such nesting is bounded instead. Work the call left
+    // behind (a timer it set) starts runs that queue as any other (see ToolCallFrame).
+    const caller = this.#nesting.current;
+    const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     if (depth > 0 || this.#running < this.maxIsolates) {
       this.#running++;
@@ -119,7 +121,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
         throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
       }
       try {
-        return await runner.run(this.#nesting.within(request, depth));
+        return await runner.run(this.#nesting.within(request, caller));
       } finally {
         this.#pool.release(runner);
       }

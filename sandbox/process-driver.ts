@@ -192,10 +192,12 @@ export class ProcessSandboxDriver implements SandboxDriver {
   async #run(request: SandboxRunRequest, mayRetry: boolean): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
     if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
-    // A run started from inside a tool call of this driver's runs (a tool that runs a chain):
-    // its caller holds a child until it ends, so it goes first and may start a child past
-    // maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
-    const depth = this.#nesting.current;
+    // A run started from inside a tool call of this driver's runs (a tool that runs a chain),
+    // while the call is in progress: its caller holds a child until it ends, so it goes first and
+    // may start a child past maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
+    // Work the call left behind (a timer it set) starts runs that queue (see ToolCallFrame).
+    const caller = this.#nesting.current;
+    const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     const waitStart = performance.now();
     const child = await this.#acquire(request.signal, depth > 0, request.limits.totalTimeoutMs);
@@ -208,7 +210,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const runStart = performance.now();
     let outcome: SandboxRunOutcome;
     try {
-      outcome = await child.run(this.#nesting.within(request, depth));
+      outcome = await child.run(this.#nesting.within(request, caller));
     } finally {
       if (depth === 0) this.#ordinaryBusy--;
       this.#release(child);

@@ -155,19 +155,79 @@ export function nestedTooDeep(depth: number): SandboxRunOutcome {
   return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
 }
 
-/** How deep the current code runs inside tool calls of one driver's runs (each driver has its own). */
-export class RunNesting {
-  readonly #depth = new AsyncLocalStorage<number>();
+/**
+ * One tool call of a driver's run, as {@link RunNesting} tracks it. A run started from inside it
+ * is nested only while the call is in progress: work the call left behind (a timer, an interval,
+ * a listener, a promise it did not await) carries it in its async context long after it settled,
+ * and a run that work starts then holds up no caller, so it queues like any other.
+ */
+export class ToolCallFrame {
+  /** How deep a run started from inside this call is nested: 1 for a call of a run that is not nested. */
+  readonly depth: number;
+  /** The call the run making this one was nested in; `undefined` for a run that was not nested. */
+  readonly parent: ToolCallFrame | undefined;
+  #settled = false;
 
-  /** The depth of a run started now: 0 outside every tool call of this driver's runs. */
-  get current(): number {
-    return this.#depth.getStore() ?? 0;
+  constructor(depth: number, parent: ToolCallFrame | undefined) {
+    this.depth = depth;
+    this.parent = parent;
   }
 
-  /** `request` with its tool calls run one level below `depth` (a run they start sees `depth + 1`). */
-  within(request: SandboxRunRequest, depth: number): SandboxRunRequest {
+  /** Whether the call has settled (its `onToolCall` promise, either way). */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /** The call has settled: runs started from inside it from now on are not nested in it. */
+  readonly settle = (): void => {
+    this.#settled = true;
+  };
+}
+
+/**
+ * Which tool call of one driver's runs the current code runs inside (each driver has its own),
+ * so a run started from one can skip the queue. The call is kept in an `AsyncLocalStorage`,
+ * which every async resource made during the call inherits; only a call still in progress
+ * counts (see {@link ToolCallFrame}).
+ */
+export class RunNesting {
+  readonly #call = new AsyncLocalStorage<ToolCallFrame>();
+
+  /**
+   * The tool call a run started now is nested in: the innermost call still in progress among
+   * the one the current code runs inside and those it is nested in; `undefined` outside every
+   * call in progress (a run that is not nested). A run started now is `current?.depth ?? 0` deep.
+   */
+  get current(): ToolCallFrame | undefined {
+    let frame = this.#call.getStore();
+    while (frame?.settled === true) frame = frame.parent;
+    return frame;
+  }
+
+  /**
+   * `request` with each of its tool calls run inside a frame of its own, one level below
+   * `caller` (the run's {@link current}, taken when the run started): a run started from inside
+   * the call while it is in progress is `(caller?.depth ?? 0) + 1` deep. The frame is settled
+   * when the call's promise settles.
+   */
+  within(request: SandboxRunRequest, caller: ToolCallFrame | undefined): SandboxRunRequest {
     const onToolCall = request.onToolCall;
-    return { ...request, onToolCall: (call, signal) => this.#depth.run(depth + 1, onToolCall, call, signal) };
+    const depth = (caller?.depth ?? 0) + 1;
+    return {
+      ...request,
+      onToolCall: (call, signal) => {
+        const frame = new ToolCallFrame(depth, caller);
+        let pending: Promise<InvocationResult>;
+        try {
+          pending = this.#call.run(frame, onToolCall, call, signal);
+        } catch (error) {
+          frame.settle();
+          throw error;
+        }
+        void pending.then(frame.settle, frame.settle);
+        return pending;
+      },
+    };
   }
 }
 
