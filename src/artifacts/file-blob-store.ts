@@ -4,7 +4,7 @@
  * Layout (`hex` = sha256 of the bytes, `ab` = its first two digits):
  *
  * ```
- * <dir>/ab/<hex>             the bytes, exactly as put
+ * <dir>/ab/<hex>             the bytes, exactly as put; modified time: the latest put
  * <dir>/ab/<hex>.meta.json   sidecar { version, ref, bytes, mimeType, name?, createdAt, pins }
  * <dir>/ab/.<name>.<uuid>.tmp  a write in flight (or left by a crash)
  * ```
@@ -20,6 +20,12 @@
  *   every FileBlobStore of the process on the same directory (keyed by the blob's resolved
  *   path), so any number of concurrent promises, on one instance or several, is safe.
  *   `gc` deletes the sidecar before the bytes.
+ * - A blob's age (`stat().createdAt`, and what `gc({ olderThanMs })` judges) is its latest put:
+ *   the later of the sidecar's `createdAt` (the first put) and the bytes' modified time, which
+ *   every put sets to its own time (a put of bytes already present only touches it, under that
+ *   lock). So a gc queued behind a put never takes the ref the put just handed out, pinned next
+ *   or never, however long ago its bytes were first stored. The touch leaves the sidecar alone:
+ *   a put in another process cannot undo a pin of this one (see below).
  * - Refs are validated with `isArtifactRef` before any path is built: only `sha256:` + 64
  *   lowercase hex digits ever reach the filesystem.
  * - The store reads only what it writes: its files are opened without blocking and without
@@ -36,7 +42,7 @@
  * so let one process own `pin`/`unpin`/`gc` for a directory.
  */
 import type { Dirent } from "node:fs";
-import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
+import { lstat, lutimes, mkdir, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
 import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
@@ -138,8 +144,10 @@ export class FileBlobStore implements BlobStore {
   }
 
   /**
-   * Stores the bytes and returns their ref. Storing bytes already present keeps the first meta,
-   * `createdAt` and pins; concurrent puts of the same bytes are safe and return the same ref.
+   * Stores the bytes and returns their ref. Storing bytes already present keeps the first meta
+   * and the pins, and makes the blob's age count from now (never back): a ref a put has just
+   * handed out is never older than any `olderThanMs` of `gc`. Concurrent puts of the same bytes
+   * are safe and return the same ref.
    */
   async put(bytes: Uint8Array | string, meta?: BlobMeta): Promise<ArtifactRef> {
     const data = toBlobBytes(bytes);
@@ -150,17 +158,29 @@ export class FileBlobStore implements BlobStore {
       this.#io("put", ref, async () => {
         // A corrupt sidecar is written again too: put is how a damaged blob is repaired.
         const existing = await this.#readSidecar(hex, true);
-        // Present and whole: keep it. Bytes damaged on disk (another size, other bytes, or not a
-        // regular file) are written again, which repairs the blob.
-        if (existing !== undefined && (await holdsBytes(this.#bytesPath(hex), data))) return ref;
+        // Read under the lock, so the stamp is no earlier than the clock of any gc queued behind
+        // this put: with an olderThanMs above 0, that gc keeps the blob.
+        const now = this.#now();
+        // Present and whole: keep the bytes and the sidecar, and touch the bytes with this put's
+        // time. They may have been stored long ago; the caller holds a fresh ref to them, which a
+        // routine gc({ olderThanMs }) must not take (before a pin, or for a ref never pinned).
+        // Bytes damaged on disk (another size, other bytes, or not a regular file) are written
+        // again, which repairs the blob.
+        if (existing !== undefined && (await holdsBytes(this.#bytesPath(hex), data))) {
+          await this.#requireShard(hex, { create: false });
+          await touchForward(this.#bytesPath(hex), now);
+          return ref;
+        }
         await this.#requireShard(hex, { create: true });
         await writeFileAtomic(this.#bytesPath(hex), data);
+        // The store's clock, not the file system's: the blob's age is counted on one clock.
+        await lutimes(this.#bytesPath(hex), now / 1000, now / 1000);
         const sidecar: Sidecar = {
           version: SIDECAR_VERSION,
           ref,
           bytes: data.byteLength,
           ...(existing ?? checked),
-          createdAt: existing?.createdAt ?? this.#now(),
+          createdAt: existing?.createdAt ?? now,
           pins: existing?.pins ?? 0,
         };
         await this.#writeSidecar(hex, sidecar);
@@ -204,7 +224,7 @@ export class FileBlobStore implements BlobStore {
     const hex = refToHex(ref);
     return this.#io("stat", ref, async () => {
       const sidecar = await this.#readSidecar(hex);
-      return sidecar === undefined ? undefined : toStat(sidecar);
+      return sidecar === undefined ? undefined : toStat(sidecar, await this.#lastPut(hex, sidecar));
     });
   }
 
@@ -269,7 +289,7 @@ export class FileBlobStore implements BlobStore {
                 // A sidecar that does not parse (or is not a file) is left alone (and reported by
                 // stat/resolve), not a reason to stop collecting everything else.
                 const sidecar = await this.#readSidecar(name).catch(() => undefined);
-                if (sidecar === undefined || sidecar.pins > 0 || sidecar.createdAt > cutoff) return 0;
+                if (sidecar === undefined || sidecar.pins > 0 || (await this.#lastPut(name, sidecar)) > cutoff) return 0;
                 await unlinkIfPresent(this.#sidecarPath(name));
                 await unlinkIfPresent(this.#bytesPath(name));
                 removed += 1;
@@ -286,6 +306,16 @@ export class FileBlobStore implements BlobStore {
       }
       return { removed, freedBytes };
     });
+  }
+
+  /** When the blob was last put (see the module comment): the later of its sidecar's `createdAt` and its bytes' modified time. */
+  async #lastPut(hex: string, sidecar: Sidecar): Promise<number> {
+    try {
+      return Math.max(sidecar.createdAt, (await lstat(this.#bytesPath(hex))).mtimeMs);
+    } catch (error) {
+      if (errorCode(error) === "ENOENT") return sidecar.createdAt;
+      throw error;
+    }
   }
 
   #shardPath(hex: string): string {
@@ -405,12 +435,12 @@ function isSidecar(value: unknown, hex: string): value is Sidecar {
   );
 }
 
-function toStat(sidecar: Sidecar): BlobStat {
+function toStat(sidecar: Sidecar, lastPut: number): BlobStat {
   const base = {
     ref: sidecar.ref,
     bytes: sidecar.bytes,
     mimeType: sidecar.mimeType,
-    createdAt: sidecar.createdAt,
+    createdAt: lastPut,
     pins: sidecar.pins,
   };
   return sidecar.name === undefined ? base : { ...base, name: sidecar.name };
@@ -434,6 +464,11 @@ function corrupt(path: string, cause: unknown): ChainRuntimeError {
     details: { path },
     ...(cause === undefined ? {} : { cause }),
   });
+}
+
+/** Sets the modified time of the file at `path` (never a link's target) to `at`, epoch ms, unless it is already as late. */
+async function touchForward(path: string, at: number): Promise<void> {
+  if ((await lstat(path)).mtimeMs < at) await lutimes(path, at / 1000, at / 1000);
 }
 
 /** True when anything (even a link or a FIFO) is at `path`; never opens it. */

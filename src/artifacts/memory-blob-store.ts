@@ -24,15 +24,17 @@ interface Entry {
   readonly bytes: Uint8Array;
   readonly mimeType: string;
   readonly name?: string;
-  readonly createdAt: number;
+  /** The time of the latest put, which `gc` judges age by. */
+  createdAt: number;
   pins: number;
 }
 
 /**
  * A {@link BlobStore} in a `Map`: for tests and short-lived processes. Content-addressed like
- * every blob store (`ref = sha256:<hex of the bytes>`, strings stored as UTF-8); the meta and
- * `createdAt` of the first `put` are kept. Bytes are copied on the way in and on the way out,
- * so neither side can change what the other holds. Nothing survives the process.
+ * every blob store (`ref = sha256:<hex of the bytes>`, strings stored as UTF-8); the meta of
+ * the first `put` is kept, and `createdAt` is that of the latest. Bytes are copied on the way in
+ * and on the way out, so neither side can change what the other holds. Nothing survives the
+ * process.
  *
  * Errors: a malformed ref throws `ChainRuntimeError` `ARTIFACT_REF_INVALID`; `resolve`/`pin`
  * of an absent ref throw `ARTIFACT_NOT_FOUND`; bad arguments throw `ARGUMENT_INVALID`.
@@ -47,13 +49,21 @@ export class MemoryBlobStore implements BlobStore {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Stores the bytes and returns their ref; storing the same bytes again keeps the first meta. */
+  /**
+   * Stores the bytes and returns their ref. Storing the same bytes again keeps the first meta
+   * and the pins, and moves `createdAt` up to now (never back), so the blob counts as new for
+   * `gc` again: a ref a put has just handed out is never older than any `olderThanMs`.
+   */
   async put(bytes: Uint8Array | string, meta?: BlobMeta): Promise<ArtifactRef> {
     const data = toBlobBytes(bytes);
     const checked = checkBlobMeta(meta);
     const hex = sha256Hex(data);
-    if (!this.#entries.has(hex)) {
-      this.#entries.set(hex, { bytes: data, ...checked, createdAt: this.#now(), pins: 0 });
+    const now = this.#now();
+    const existing = this.#entries.get(hex);
+    if (existing === undefined) {
+      this.#entries.set(hex, { bytes: data, ...checked, createdAt: now, pins: 0 });
+    } else {
+      existing.createdAt = Math.max(existing.createdAt, now);
     }
     return hexToRef(hex);
   }
@@ -81,7 +91,7 @@ export class MemoryBlobStore implements BlobStore {
     if (entry !== undefined && entry.pins > 0) entry.pins -= 1;
   }
 
-  /** Removes unpinned blobs whose `createdAt <= now - olderThanMs`. */
+  /** Removes unpinned blobs whose `createdAt` (their latest put) `<= now - olderThanMs`. */
   async gc(options?: BlobGcOptions): Promise<BlobGcResult> {
     const cutoff = gcCutoff(options, this.#now);
     let removed = 0;

@@ -14,7 +14,10 @@ export interface BlobStat {
   readonly bytes: number;
   readonly mimeType: string;
   readonly name?: string;
-  /** Epoch milliseconds of the first put. */
+  /**
+   * Epoch milliseconds of the latest put: a put of bytes already stored moves it up to its own
+   * time (never back), and `gc` judges a blob's age by it.
+   */
   readonly createdAt: number;
   /** Open pins; `gc` never removes a pinned blob. */
   readonly pins: number;
@@ -22,7 +25,7 @@ export interface BlobStat {
 
 /** Options of {@link BlobStore.gc}. */
 export interface BlobGcOptions {
-  /** Remove unpinned blobs created at least this long ago. @defaultValue 0 */
+  /** Remove unpinned blobs last put at least this long ago. @defaultValue 0 */
   readonly olderThanMs?: number;
   /** The clock to judge age by, for tests. @defaultValue `Date.now()` */
   readonly now?: number;
@@ -37,9 +40,18 @@ export interface BlobGcResult {
 /**
  * Where large results and media go so they never enter the model's context or the isolate's
  * heap. Content-addressed: `put` of the same bytes returns the same ref and is safe to race.
+ *
+ * Age is counted from a blob's latest put, not its first: every put hands out a ref, and a ref
+ * just handed out must outlive a routine `gc({ olderThanMs })` whether it is pinned next (the
+ * invoker's put-then-pin) or never (a run's `returnArtifactRef`), even when the same bytes were
+ * stored long before. Only `gc` with `olderThanMs: 0` (the default) may take an unpinned blob
+ * the moment it is put.
  */
 export interface BlobStore {
-  /** Stores the bytes (a string is stored as UTF-8) and returns their ref. */
+  /**
+   * Stores the bytes (a string is stored as UTF-8) and returns their ref. Bytes already stored
+   * keep their meta and pins, and their `createdAt` moves up to now: they count as new for `gc`.
+   */
   put(bytes: Uint8Array | string, meta?: BlobMeta): Promise<ArtifactRef>;
   /** The bytes of `ref`. Throws `ChainRuntimeError` `ARTIFACT_NOT_FOUND` when absent. */
   resolve(ref: ArtifactRef): Promise<Uint8Array>;
@@ -49,6 +61,6 @@ export interface BlobStore {
   pin(ref: ArtifactRef): Promise<void>;
   /** Removes one pin (never below zero). */
   unpin(ref: ArtifactRef): Promise<void>;
-  /** Removes unpinned blobs older than `olderThanMs`. */
+  /** Removes unpinned blobs whose latest put is at least `olderThanMs` old. */
   gc(options?: BlobGcOptions): Promise<BlobGcResult>;
 }

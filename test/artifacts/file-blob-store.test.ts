@@ -13,7 +13,10 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 let counter = 0;
 const freshDir = (): string => join(root, `store-${(counter += 1)}`);
 
-runBlobStoreContract("FileBlobStore", { create: () => new FileBlobStore({ dir: freshDir() }) });
+runBlobStoreContract("FileBlobStore", {
+  create: () => new FileBlobStore({ dir: freshDir() }),
+  createWithClock: (now) => new FileBlobStore({ dir: freshDir(), now }),
+});
 
 async function listTree(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
@@ -61,6 +64,28 @@ describe("FileBlobStore", () => {
     expect(await second.gc()).toEqual({ removed: 1, freedBytes: "collectable".length });
     expect(await first.stat(loose)).toBeUndefined();
     expect(await first.stat(kept)).toBeDefined();
+  });
+
+  it("keeps a put's time on the bytes, sidecar untouched (meta and pins kept), so a restarted store's gc spares the blob", async () => {
+    const dir = freshDir();
+    const day = 86_400_000;
+    const now = Date.UTC(2030, 0, 8);
+    const lastWeek = new FileBlobStore({ dir, now: () => now - 7 * day });
+    const ref = await lastWeek.put("report", { mimeType: "application/json", name: "r.json" });
+    await lastWeek.pin(ref);
+    const { sidecar, bytes } = pathsOf(dir, ref);
+    const before = await readFile(sidecar, "utf8");
+    expect(await new FileBlobStore({ dir, now: () => now }).put("report", { mimeType: "text/plain" })).toBe(ref);
+    // A put in another process touches only the bytes: it cannot undo a pin the owner makes meanwhile.
+    expect(await readFile(sidecar, "utf8")).toBe(before);
+    expect(JSON.parse(before)).toEqual({ version: 1, ref, bytes: 6, mimeType: "application/json", name: "r.json", createdAt: now - 7 * day, pins: 1 });
+    expect((await stat(bytes)).mtimeMs).toBe(now);
+    expect((await new FileBlobStore({ dir }).stat(ref))?.createdAt).toBe(now);
+    const restarted = new FileBlobStore({ dir, now: () => now + day - 1 });
+    await restarted.unpin(ref);
+    expect(await restarted.gc({ olderThanMs: day })).toEqual({ removed: 0, freedBytes: 0 });
+    expect(new TextDecoder().decode(await restarted.resolve(ref))).toBe("report");
+    expect(await listTree(dir)).toHaveLength(2);
   });
 
   it("leaves no temp files behind after puts, pins and gc", async () => {
@@ -445,9 +470,11 @@ describe.skipIf(process.platform === "win32")("FileBlobStore: a shard that is no
     const outsideBefore = (await readdir(join(otherDir, "ab"))).sort();
     const sidecarBefore = await readFile(outsideSidecar, "utf8");
 
-    const store = new FileBlobStore({ dir });
+    const store = new FileBlobStore({ dir, now: LATER });
     const putError = await expectCode(store.put(dataInShard("ab", "another")), "STORE_FAILED");
     expect(putError.message).toContain(`${join(dir, "ab")} is a symbolic link, not a directory the store made`);
+    // Bytes already there (through the link) are not re-stamped through it either.
+    await expectCode(store.put(data), "STORE_FAILED");
     await expectCode(store.pin(ref), "STORE_FAILED");
     expect(await store.gc({ olderThanMs: 0, now: LATER() })).toEqual({ removed: 0, freedBytes: 0 });
 

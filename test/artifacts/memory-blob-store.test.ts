@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MemoryBlobStore } from "../../src/artifacts/memory-blob-store.ts";
 import { runBlobStoreContract } from "../contracts/blob-store.contract.ts";
 
-runBlobStoreContract("MemoryBlobStore", { create: () => new MemoryBlobStore() });
+runBlobStoreContract("MemoryBlobStore", { create: () => new MemoryBlobStore(), createWithClock: (now) => new MemoryBlobStore({ now }) });
 
 describe("MemoryBlobStore", () => {
   it("stamps createdAt with the injected clock", async () => {

@@ -5,6 +5,8 @@ import { isChainRuntimeError, type ArtifactRef, type BlobStore, type ChainRuntim
 /** How a contract run gets a fresh, empty store for each test. */
 export interface BlobStoreContractOptions {
   readonly create: () => Promise<BlobStore> | BlobStore;
+  /** A fresh, empty store whose `createdAt` stamps (and `gc`'s default now) come from `now`. */
+  readonly createWithClock: (now: () => number) => Promise<BlobStore> | BlobStore;
 }
 
 /** sha256 ref of some bytes, computed independently of the stores. */
@@ -27,13 +29,24 @@ export async function expectCode(promise: Promise<unknown>, code: ErrorCode): Pr
 
 const bytes = (...values: number[]): Uint8Array => new Uint8Array(values);
 
+const DAY_MS = 86_400_000;
+/** A fixed "now" for the clock tests, and the week before it. */
+const NOW = Date.UTC(2030, 0, 8);
+const WEEK_AGO = NOW - 7 * DAY_MS;
+
 /**
  * The behaviour every {@link BlobStore} must have. Call once per implementation:
- * `runBlobStoreContract("MemoryBlobStore", { create: () => new MemoryBlobStore() })`.
+ * `runBlobStoreContract("MemoryBlobStore", { create: () => new MemoryBlobStore(),
+ * createWithClock: (now) => new MemoryBlobStore({ now }) })`.
  */
 export function runBlobStoreContract(name: string, options: BlobStoreContractOptions): void {
   describe(`BlobStore contract: ${name}`, () => {
     const create = async (): Promise<BlobStore> => options.create();
+    /** A store on a clock the test sets: `clock.now = ...`. */
+    const createOnClock = async (start: number): Promise<{ store: BlobStore; clock: { now: number } }> => {
+      const clock = { now: start };
+      return { store: await options.createWithClock(() => clock.now), clock };
+    };
 
     describe("put / resolve", () => {
       it("returns sha256:<hex> of the bytes", async () => {
@@ -187,13 +200,18 @@ export function runBlobStoreContract(name: string, options: BlobStoreContractOpt
         expect(info !== undefined && "name" in info).toBe(false);
       });
 
-      it("keeps the meta and createdAt of the first put", async () => {
-        const store = await create();
+      it("keeps the meta and pins of the first put, and moves createdAt to the latest put", async () => {
+        const { store, clock } = await createOnClock(WEEK_AGO);
         const ref = await store.put("x", { mimeType: "text/plain", name: "first" });
+        await store.pin(ref);
         const first = await store.stat(ref);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        await store.put("x", { mimeType: "application/json", name: "second" });
-        expect(await store.stat(ref)).toEqual(first);
+        expect(first?.createdAt).toBe(WEEK_AGO);
+        clock.now = NOW;
+        expect(await store.put("x", { mimeType: "application/json", name: "second" })).toBe(ref);
+        expect(await store.stat(ref)).toEqual({ ...first, createdAt: NOW });
+        clock.now = WEEK_AGO; // a put whose clock is behind never moves createdAt back
+        await store.put("x");
+        expect((await store.stat(ref))?.createdAt).toBe(NOW);
       });
 
       it("returns undefined for an absent ref", async () => {
@@ -276,6 +294,47 @@ export function runBlobStoreContract(name: string, options: BlobStoreContractOpt
         expect(await store.gc()).toEqual({ removed: 1, freedBytes: 1 });
         expect(await store.stat(a)).toBeUndefined();
         expect(await store.stat(b)).toBeDefined();
+      });
+
+      it("counts age from the latest put: bytes stored long ago and put again survive gc({ olderThanMs })", async () => {
+        // A run's return value (put, never pinned) identical to a week-old blob: its fresh ref
+        // must outlive the next routine "keep a day" collection.
+        const { store, clock } = await createOnClock(WEEK_AGO);
+        const old = await store.put("the same report", { mimeType: "application/json" });
+        clock.now = NOW;
+        const fresh = await store.put("the same report", { mimeType: "application/json" });
+        expect(fresh).toBe(old);
+        expect(await store.gc({ olderThanMs: DAY_MS })).toEqual({ removed: 0, freedBytes: 0 });
+        expect(new TextDecoder().decode(await store.resolve(fresh))).toBe("the same report");
+        clock.now = NOW + DAY_MS;
+        expect(await store.gc({ olderThanMs: DAY_MS })).toEqual({ removed: 1, freedBytes: 15 });
+      });
+
+      it("lets a put-then-pin of bytes stored long ago pin them, with a gc({ olderThanMs }) in between", async () => {
+        const { store, clock } = await createOnClock(WEEK_AGO);
+        await store.put("old result");
+        clock.now = NOW;
+        const ref = await store.put("old result");
+        expect((await store.gc({ olderThanMs: DAY_MS })).removed).toBe(0);
+        await store.pin(ref);
+        expect((await store.stat(ref))?.pins).toBe(1);
+      });
+
+      it("never loses a put-then-pin of bytes stored long ago to gc({ olderThanMs }) running concurrently", async () => {
+        const { store, clock } = await createOnClock(WEEK_AGO);
+        const data = "a result stored last week ".repeat(100);
+        await store.put(data);
+        clock.now = NOW;
+        const calls = Array.from({ length: 20 }, async () => {
+          const ref = await store.put(data);
+          await store.pin(ref);
+          return ref;
+        });
+        const gcs = Array.from({ length: 20 }, () => store.gc({ olderThanMs: DAY_MS }));
+        const [refs, collected] = await Promise.all([Promise.all(calls), Promise.all(gcs)]);
+        expect(new Set(refs)).toEqual(new Set([refOf(data)]));
+        expect(collected.map((result) => result.removed)).toEqual(gcs.map(() => 0));
+        expect((await store.stat(refOf(data)))?.pins).toBe(20);
       });
 
       it("lets a removed blob be put again", async () => {
