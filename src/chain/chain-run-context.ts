@@ -74,7 +74,9 @@ export class ChainRunContext {
    */
   abandoned: { readonly status: "timeout" | "cancelled"; readonly error?: ChainError } | undefined;
   /** The run's deadline while it waits on host code (see `ToolChainTool`). */
-  deadline: { pause(bounded: boolean): void; resume(): void } | undefined;
+  deadline: { pause(bounded: boolean): void; resume(): void; cancelled(): void } | undefined;
+  /** Settles when the run's work has (its result built, its trace ended, its hooks fired), never rejects. */
+  settled: Promise<unknown> = Promise.resolve();
   /** The run's result, once built (before the trace's end and the CHAIN_END hook, which may still hang). */
   result: TracedChainRunResult | undefined;
 

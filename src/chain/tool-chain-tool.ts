@@ -24,6 +24,7 @@
  *   suspended call's result is kept out of the trace, so `resumeChain` runs it with the decision.
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomInt, randomUUID } from "node:crypto";
 import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
 import type { SandboxDriver, SandboxError, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
@@ -199,6 +200,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   /** The sandbox limits of every run, from the (frozen) policy. */
   readonly #limits: SandboxLimits;
   #closed = false;
+  #closing: Promise<void> | undefined;
+  /** The run the current host code works for (a tool, hook or listener of one), if any: see {@link close}. */
+  readonly #runScope = new AsyncLocalStorage<ChainRunContext>();
 
   /**
    * Throws `POLICY_INVALID` for an inconsistent policy or an unknown policy field,
@@ -269,9 +273,18 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     return this.#toolbox;
   }
 
-  /** Warms the sandbox pool so the first chain does not pay for isolate start-up. */
+  /**
+   * Warms the sandbox pool so the first chain does not pay for isolate start-up. Throws
+   * `CHAIN_CLOSED` after `close()`; a warm-up that `close()` cuts short resolves.
+   */
   async warm(): Promise<void> {
-    await this.#driver.warm?.();
+    if (this.#closed) throw new ChainRuntimeError("CHAIN_CLOSED", "This ToolChainTool was closed; create a new one.");
+    try {
+      await this.#driver.warm?.();
+    } catch (error) {
+      // Its sandboxes were stopped by close(), not by a fault.
+      if (!this.#closed) throw error;
+    }
   }
 
   /**
@@ -332,9 +345,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // caller resumes (the chain id is free again), or, when the caller was answered without it,
     // once it does settle.
     return this.#withinDeadline(run, ids, options.signal, () => {
-      const work = execute();
+      // Everything the run calls (tools, hooks, stores, listeners) runs in its scope: close()
+      // called from there does not wait for the run it would be waiting inside.
+      const work = this.#runScope.run(run, execute);
       const forget = (): void => this.#forget(run);
-      work.then(forget, forget);
+      run.settled = work.then(forget, forget);
       return work;
     });
   }
@@ -522,8 +537,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const onClock = (readings: readonly number[]): void => {
       void run.recorder?.recordClock(readings);
     };
-    // Only a replay (its router can halt) or the suspend mode can stop a run from inside.
-    const stop = router !== undefined || this.#approvalMode === "suspend" ? run.stop.signal : undefined;
+    // Only a replay (its router can halt) or the suspend mode can stop a run from inside; close()
+    // stops a run on a driver this tool does not own (it cannot close it) the same way.
+    const stop = router !== undefined || this.#approvalMode === "suspend" || !this.#ownsDriver ? run.stop.signal : undefined;
     const signal = options.signal && stop ? AbortSignal.any([options.signal, stop]) : (options.signal ?? stop);
 
     const runSandbox = async (script: string): Promise<SandboxRunOutcome> => {
@@ -537,7 +553,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           limits: this.#limits,
           seed,
           clockStart,
-          onToolCall,
+          // In the run's scope (see close()): a driver calls back from its own events, outside it.
+          onToolCall: (call, callSignal) => this.#runScope.run(run, onToolCall, call, callSignal),
           onLog,
         };
         if (run.plan?.clockReplay !== undefined) request.clockReplay = run.plan.clockReplay;
@@ -703,10 +720,31 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     };
   }
 
-  /** Disposes the sandboxes this tool owns. Idempotent. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Ends the tool: later `run()`, `execute()` and `warm()` throw `CHAIN_CLOSED`, runs in flight are
+   * ended (their sandboxes stopped: with the driver this tool made, by closing it; on a driver it
+   * was given, which stays open, through each run's signal), and the sandboxes this tool owns are
+   * disposed. Resolves once those runs have settled: their results built, traces ended and hooks
+   * fired, so a trace store closed next loses nothing. A run still waiting on host code that never
+   * settles (a hook, a store) is answered without it within 5 s, as a cancelled one is. Called
+   * from inside a run (its tool, hook or listener), it does not wait for that run. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    // From inside a run: not that run, which waits for this call.
+    const inside = this.#runScope.getStore();
+    const runs = this.#runs.filter((run) => run !== inside);
+    return this.#closing.then(() => Promise.all(runs.map((run) => run.settled))).then(noop);
+  }
+
+  /** Ends the runs in flight and closes the driver this tool made (see {@link close}). */
+  async #close(): Promise<void> {
     this.#closed = true;
+    for (const run of this.#runs) {
+      run.deadline?.cancelled();
+      // The driver this tool made ends its runs as it closes; another's is told through their signals.
+      if (!this.#ownsDriver) run.halt();
+    }
     if (this.#ownsDriver) await this.#driver.close();
   }
 
