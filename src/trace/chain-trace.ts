@@ -35,6 +35,10 @@ import type {
  * - 1: the first format.
  * - 2: adds the `clock` event (the script's clock readings) and `resultSeq` on completed calls.
  *   Version-1 logs are still read (they have neither: a replay then reads the clock live).
+ *
+ * The frame codec's escaped frames (an event holding a lone surrogate: see `trace-frame-codec.ts`)
+ * are no version of their own: they decode to the same events, and a reader that does not know
+ * them refuses them rather than misreading them.
  */
 export const TRACE_FORMAT_VERSION = 2;
 

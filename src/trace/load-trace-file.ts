@@ -22,6 +22,7 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
     trace = foldTraceEvents(decodeTraceFrames(bytes).events);
   } catch (error) {
     if (isChainRuntimeError(error) && error.code === "TRACE_INVALID") {
+      if (isJsonObjectText(bytes)) throw jsonTraceError(path, bytes, error);
       throw new ChainRuntimeError("TRACE_INVALID", `${path}: ${error.message}`, {
         cause: error,
         details: { ...error.details, path },
@@ -31,6 +32,34 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
   }
   checkLoadedTrace(trace, path);
   return trace;
+}
+
+/**
+ * True when `bytes` begin as a JSON object does: `{`, after an optional byte order mark and
+ * whitespace, as a trace exported by `isochain trace export` (`exportTraceJson`) does. Asked only
+ * of a file the decoder or the fold refused, so a log is never taken for one.
+ */
+function isJsonObjectText(bytes: Buffer): boolean {
+  let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d) at++;
+  return bytes[at] === 0x7b;
+}
+
+/**
+ * The `TRACE_INVALID` for a JSON file given as a trace log: most likely a trace exported as JSON,
+ * a copy for people and tests (byte arrays and BigInts rewritten) that is not read back: replay
+ * and resume read the log a store writes. Names the chain when the text says which near its
+ * start, where an export has it.
+ */
+function jsonTraceError(path: string, bytes: Buffer, cause: ChainRuntimeError): ChainRuntimeError {
+  const chainId = /"chainId"\s*:\s*"([A-Za-z0-9_-]{1,128})"/.exec(bytes.toString("utf8", 0, 4096))?.[1];
+  const message =
+    chainId === undefined
+      ? `${path} is JSON (a trace exported by \`isochain trace export\`?), not a trace log, the records a trace store writes and replay reads. ` +
+        `Pass the chain id or its .trace file instead.`
+      : `${path} is a trace exported as JSON (by \`isochain trace export\`), not a trace log, the records a trace store writes and replay reads. ` +
+        `Pass the chain id (${chainId}) or its .trace file (${chainId}.trace in the store's traces folder) instead.`;
+  return new ChainRuntimeError("TRACE_INVALID", message, { cause, details: { path, ...(chainId === undefined ? {} : { chainId }) } });
 }
 
 /**

@@ -13,14 +13,33 @@
  *   decode when it is the last one: that tail is "torn" and reported, not thrown. So is a tail of
  *   zero bytes (what some file systems leave of a write cut short by a power loss).
  * - A frame that runs past the end is torn only if what is there of it could be the start of a
- *   record: a msgpack map (every event is one) that is not complete. A damaged length prefix
- *   in the middle of a log also runs past the end, but the bytes after it are a whole record
- *   and more: that is corruption, `TRACE_INVALID`, never a tail to ignore (a writer would cut
- *   the records after it off, and a resume would run them again).
+ *   record: a msgpack map (every event is one) or an escaped frame (below) that is not complete.
+ *   A damaged length prefix in the middle of a log also runs past the end, but the bytes after
+ *   it are a whole record and more: that is corruption, `TRACE_INVALID`, never a tail to ignore
+ *   (a writer would cut the records after it off, and a resume would run them again).
  * - A frame that fails to decode with more frames after it is corruption: `TRACE_INVALID`.
  * - Maps decode as `Map`s and become plain objects here, a `__proto__` key as an own data
  *   property: a hostile file cannot pollute prototypes, and a tool result that really had a
  *   `__proto__` key replays as it was (msgpackr's own object decoding renames it `__proto_`).
+ * - Every string decodes as it was, lone surrogates included. A JS string may hold half of a
+ *   UTF-16 pair alone (`"a\uD800b"`: a tool may return one, and the script sees it), which the
+ *   UTF-8 of a msgpack string cannot: msgpackr writes U+FFFD for it, and a replay or a resume
+ *   would hand the script other text than the run saw. So an event holding one, in a value or a
+ *   key at any depth, is written as an *escaped frame*:
+ *
+ *       payload: msgpack array [ "isochain:escaped-strings", event' ]
+ *
+ *   `event'` is the event with every string that is not well-formed, or that begins with `"`,
+ *   written as its JSON text (`JSON.stringify` writes a lone surrogate as `\udXXX`), and every
+ *   other string as it is; the reader takes each string of it that begins with `"` back through
+ *   `JSON.parse`. Every other event is written as its map, byte for byte as before: telling
+ *   which costs the writer one walk over the event (`String.prototype.isWellFormed` on each
+ *   string) and the reader one `Array.isArray` per frame. The decoded events are the same, so the
+ *   format version is too: a log without an escaped frame reads the same in every reader of
+ *   version 2, and a reader older than escaped frames refuses one as an event it does not know
+ *   (`TRACE_INVALID`), never misreads it. What msgpackr writes in extensions of its own or as
+ *   bytes (dates, sets, errors, regular expressions, byte arrays) is left to it: none of it is
+ *   the JSON a trace records.
  *
  * @module
  */
@@ -40,6 +59,10 @@ const widePackr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsTyp
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number" });
 /** The UTF-8 bytes of `__proto__`, whatever msgpack string header precedes them. */
 const PROTO_KEY = Buffer.from("__proto__");
+/** First item of an escaped frame's payload (see the module comment). */
+const ESCAPED_FRAME_TAG = "isochain:escaped-strings";
+/** `"`: an escaped frame's strings that begin with it are JSON text. */
+const QUOTE = 0x22;
 
 /** Bytes of a frame's length prefix. */
 export const TRACE_FRAME_HEADER_BYTES = 4;
@@ -55,7 +78,7 @@ const MAX_PAYLOAD_BYTES = 0xffff_ffff;
 export function encodeTraceFrame(event: TraceEvent): Buffer {
   let payload: Buffer;
   try {
-    payload = packWide(event);
+    payload = packEvent(event);
   } catch (cause) {
     throw new ChainRuntimeError("STORE_FAILED", `Could not encode a ${event.type} trace event.`, {
       cause,
@@ -73,14 +96,90 @@ export function encodeTraceFrame(event: TraceEvent): Buffer {
   return frame;
 }
 
+/**
+ * Packs `event` as its map, or as an escaped frame when it holds a string UTF-8 cannot carry (see
+ * the module comment). Inside {@link encodeTraceFrame}'s `try`: a value nested past the stack
+ * fails here as it would in msgpackr, as `STORE_FAILED`.
+ */
+function packEvent(event: TraceEvent): Buffer {
+  return holdsLoneSurrogate(event) ? packWide([ESCAPED_FRAME_TAG, escapeStrings(event)]) : packWide(event);
+}
+
 /** Packs with the fast encoder, or with {@link widePackr} when an object has too many keys for it. */
-function packWide(event: TraceEvent): Buffer {
+function packWide(value: unknown): Buffer {
   try {
-    return packr.pack(event);
+    return packr.pack(value);
   } catch {
     // msgpackr says which option it needs in its message; any failure gets the second try.
-    return widePackr.pack(event);
+    return widePackr.pack(value);
   }
+}
+
+/**
+ * True when a string in `value`, a key or a value at any depth, is not well-formed UTF-16 (it
+ * holds a lone surrogate). Walks what msgpackr writes (see {@link packedForm}).
+ */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return !value.isWellFormed();
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (holdsLoneSurrogate(value[i])) return true;
+    return false;
+  }
+  // A plain object is taken as it is, as msgpackr takes it: what nearly every event holds.
+  const form = value.constructor === Object ? value : packedForm(value);
+  if (form === LEFT_TO_MSGPACKR) return false;
+  if (form !== value) return holdsLoneSurrogate(form);
+  if (value.constructor === Map) {
+    for (const [key, item] of value as Map<unknown, unknown>) if (holdsLoneSurrogate(key) || holdsLoneSurrogate(item)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && (!key.isWellFormed() || holdsLoneSurrogate((value as Record<string, unknown>)[key]))) return true;
+  }
+  return false;
+}
+
+/**
+ * `value` as an escaped frame holds it: a copy in which every string that is not well-formed or
+ * begins with `"` is its JSON text, keys included, and which msgpackr writes as it would write
+ * `value` otherwise (see {@link packedForm}).
+ */
+function escapeStrings(value: unknown): unknown {
+  if (typeof value === "string") return escapeString(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return Array.from(value, escapeStrings);
+  const form = value.constructor === Object ? value : packedForm(value);
+  if (form === LEFT_TO_MSGPACKR) return value;
+  if (form !== value) return escapeStrings(form);
+  if (value.constructor === Map) return new Map(Array.from(value as Map<unknown, unknown>, ([key, item]) => [escapeStrings(key), escapeStrings(item)]));
+  const escaped: Record<string, unknown> = {};
+  for (const key in value) {
+    if (Object.hasOwn(value, key)) setOwn(escaped, escapeString(key), escapeStrings((value as Record<string, unknown>)[key]));
+  }
+  return escaped;
+}
+
+function escapeString(text: string): string {
+  return text.charCodeAt(0) === QUOTE || !text.isWellFormed() ? JSON.stringify(text) : text;
+}
+
+/** {@link packedForm} of what msgpackr writes in an extension of its own or as bytes. */
+const LEFT_TO_MSGPACKR = Symbol("left to msgpackr");
+
+/**
+ * What msgpackr writes for `value`, an object not made by `{}` (its `constructor` is not
+ * `Object`), as the walks above take it: `value` itself for a `Map` (its entries), what
+ * `toJSON` returns when it has one (a plain object's `toJSON` key is data to msgpackr),
+ * {@link LEFT_TO_MSGPACKR} for what it writes in an extension of its own or as bytes (see the
+ * module comment), else `value` itself (a map of its own enumerable keys).
+ */
+function packedForm(value: object): unknown {
+  if (value.constructor === Map) return value;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || value instanceof Date) return LEFT_TO_MSGPACKR;
+  if (value instanceof Set || value instanceof Error || value instanceof RegExp) return LEFT_TO_MSGPACKR;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === "function" ? (toJSON.call(value) as unknown) : value;
 }
 
 /** What {@link decodeTraceFrames} found. */
@@ -122,7 +221,8 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
       const payload = buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end);
       // Maps decode as Maps (and are converted) only in a frame that holds a `__proto__` key:
       // msgpackr's own object decoding is twice as fast and renames that key.
-      event = (payload.includes(PROTO_KEY) ? plainData(unpackr.unpack(payload)) : packr.unpack(payload)) as TraceEvent;
+      const decoded: unknown = payload.includes(PROTO_KEY) ? plainData(unpackr.unpack(payload)) : packr.unpack(payload);
+      event = (isEscapedFrame(decoded) ? unescapeStrings(decoded[1]) : decoded) as TraceEvent;
     } catch (cause) {
       if (end === buffer.length) break; // the last frame: torn by a crash mid-write
       throw new ChainRuntimeError("TRACE_INVALID", `Trace frame ${events.length} at byte ${offset} does not decode.`, {
@@ -138,14 +238,14 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
 
 /**
  * True when `payload`, the bytes left after a frame header that runs past the end, could be a
- * record cut short: nothing yet, or the start of a msgpack map that does not decode for lack of
- * bytes (msgpackr marks that `incomplete`). A whole value there, or any other byte first, means
- * the length prefix is wrong.
+ * record cut short: nothing yet, or the start of a msgpack map (an event) or of an array of two
+ * (an escaped frame) that does not decode for lack of bytes (msgpackr marks that `incomplete`).
+ * A whole value there, or any other byte first, means the length prefix is wrong.
  */
 function isPartialRecord(payload: Buffer): boolean {
   const first = payload[0];
   if (first === undefined) return true;
-  if (!((first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf)) return false;
+  if (!((first >= 0x80 && first <= 0x8f) || first === 0xde || first === 0xdf || first === 0x92)) return false;
   try {
     unpackr.unpack(payload);
     return false;
@@ -170,10 +270,46 @@ function plainData(value: unknown): unknown {
   const object: Record<string, unknown> = {};
   for (const [key, item] of value) {
     const name = String(key);
-    if (name === "__proto__") defineProperty(object, name, { value: plainData(item), writable: true, enumerable: true, configurable: true });
-    else object[name] = plainData(item);
+    setOwn(object, name, plainData(item));
   }
   return object;
+}
+
+/** True when `decoded` is the payload of an escaped frame: `[ESCAPED_FRAME_TAG, event']`. */
+function isEscapedFrame(decoded: unknown): decoded is [string, unknown] {
+  return Array.isArray(decoded) && decoded.length === 2 && decoded[0] === ESCAPED_FRAME_TAG;
+}
+
+/**
+ * `value`, decoded from an escaped frame, with every string that begins with `"` (keys
+ * included) taken back from its JSON text: arrays are changed in place, plain objects rebuilt
+ * (their keys may change), anything else (bytes, dates) is left as decoded.
+ *
+ * @throws SyntaxError when such a string is not JSON text (a damaged or hand-made frame).
+ */
+function unescapeStrings(value: unknown): unknown {
+  if (typeof value === "string") return unescapeString(value);
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = unescapeStrings(value[i]);
+    return value;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const object: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) setOwn(object, unescapeString(key), unescapeStrings((value as Record<string, unknown>)[key]));
+  return object;
+}
+
+function unescapeString(text: string): string {
+  // JSON text that begins with `"` is a string, or does not parse.
+  return text.charCodeAt(0) === QUOTE ? (JSON.parse(text) as string) : text;
+}
+
+/** Sets `object[key]` as an own data property, a `__proto__` key too (assigning it would set the prototype). */
+function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
 }
 
 const defineProperty = Object.defineProperty;

@@ -10,7 +10,17 @@ import { UNREADABLE_RESUME_CLAIM } from "../../src/trace/trace-store.ts";
 import { loadTraceFile, MAX_TRACE_FILE_BYTES } from "../../src/trace/load-trace-file.ts";
 import { decodeTraceFrames, encodeTraceFrame } from "../../src/trace/trace-frame-codec.ts";
 import { expectCode, runTraceStoreContract } from "../contracts/trace-store.contract.ts";
-import { chainEndEvent, chainStartEvent, toolCallEvent, toolResultEvent } from "./fixtures/sample-events.ts";
+import { exportTraceJson } from "../../src/trace/export-trace-json.ts";
+import { foldTraceEvents } from "../../src/trace/fold-trace-events.ts";
+import {
+  chainEndEvent,
+  chainStartEvent,
+  LONE_SURROGATE_LONG_TEXT,
+  LONE_SURROGATE_TEXT,
+  loneSurrogateEvents,
+  toolCallEvent,
+  toolResultEvent,
+} from "./fixtures/sample-events.ts";
 
 const roots: string[] = [];
 /** The pid of a process that has ended. */
@@ -73,6 +83,29 @@ describe("FileTraceStore", () => {
     bytes = await readFile(join(dir, "disk.trace"));
     expect(decodeTraceFrames(bytes).events.map((event) => event.type)).toEqual(["chain-start", "tool-call", "tool-result"]);
     await store.close();
+  });
+
+  it("gives back strings holding lone surrogates as they were, to every reader of the file", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir, fsync: false });
+    const events = loneSurrogateEvents("lone");
+    for (const event of events) await store.append("lone", event);
+    await store.close();
+    const expected = foldTraceEvents(events);
+    const trace = await new FileTraceStore({ dir }).load("lone");
+    expect(trace).toEqual(expected);
+    expect(await loadTraceFile(join(dir, "lone.trace"))).toEqual(expected);
+    const structured = trace.calls[0]?.result?.structured as { short: string; long: string };
+    expect([...structured.short].map((char) => char.charCodeAt(0))).toEqual([97, 0xd800, 98]);
+    expect(structured.long).toBe(LONE_SURROGATE_LONG_TEXT);
+    expect(trace.approvalRequests[0]?.args).toEqual({ to: "ceo\uDFFF@example.com", body: LONE_SURROGATE_LONG_TEXT });
+    expect(trace.outcome?.returnValue).toEqual({ text: LONE_SURROGATE_TEXT });
+    // The JSON export writes each lone surrogate as a \u escape, which parses back to it.
+    const exported = exportTraceJson(trace);
+    expect(exported).toContain('"short": "a\\ud800b"');
+    expect(JSON.parse(exported)).toEqual(expected);
+    // Listing reads the first record alone (an escaped frame here: the source holds one).
+    expect(await new FileTraceStore({ dir }).list({ limit: 1 })).toEqual([{ chainId: "lone", createdAt: trace.createdAt, calls: 1, status: "ok" }]);
   });
 
   it("ignores a torn final record and keeps everything before it", async () => {

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { unpack } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import type { TraceEvent } from "../../src/trace/trace-event.ts";
@@ -93,5 +94,83 @@ describe("trace frame codec", () => {
     const frame = encodeTraceFrame(event);
     const decoded = decodeTraceFrames(frame).events[0] as Extract<TraceEvent, { type: "tool-result" }>;
     expect(Object.keys((decoded.result as { structured: object }).structured)).toHaveLength(70_000);
+  });
+});
+
+/** The UTF-16 code units of `text`: what a script sees, and what must survive a trace. */
+function units(text: string): number[] {
+  return Array.from({ length: text.length }, (_, i) => text.charCodeAt(i));
+}
+
+/** An object msgpackr writes as what its `toJSON` returns. */
+class Stamp {
+  toJSON(): string {
+    return "stamp\uD800";
+  }
+}
+
+/** Strings holding lone surrogates, short and long (msgpackr writes the two in other ways). */
+const SHORT = "a\uD800b";
+const LONG = `${"x".repeat(100)}\uDC00${"y".repeat(100)}`;
+
+describe("trace frame codec: lone surrogates", () => {
+  it("gives back every string as it was, lone surrogates included, in results, arguments, approvals, keys and the outcome", () => {
+    const events: TraceEvent[] = [
+      chainStartEvent("lone", { source: `return "\uD83D";` }),
+      toolCallEvent(0, { args: { s: "q\uD83D", t: "\uDE00".repeat(40), [`key\uD800`]: [SHORT] } }),
+      toolResultEvent(0, { result: { status: "ok", text: LONG, structured: { short: SHORT, long: LONG, nested: [{ [`\uDBFF`]: SHORT }] } } }),
+      { type: "approval-request", request: { ...approvalRequestEvent("lone").request, args: { to: `ceo\uDFFF@example.com` } } },
+      chainEndEvent({ returnValue: { codes: [97, 55296, 98], text: SHORT }, outputText: `log ${LONG}\n` }),
+    ];
+    const decoded = decodeTraceFrames(Buffer.concat(events.map(encodeTraceFrame))).events;
+    expect(decoded).toEqual(events);
+    const { structured } = (decoded[2] as Extract<TraceEvent, { type: "tool-result" }>).result as { structured: Record<string, unknown> };
+    expect(units(structured.short as string)).toEqual([97, 0xd800, 98]);
+    expect(structured.long).toBe(LONG);
+    const args = (decoded[1] as Extract<TraceEvent, { type: "tool-call" }>).args as Record<string, unknown>;
+    expect(Object.keys(args)).toEqual(["s", "t", "key\uD800"]);
+    expect(units(args.s as string)).toEqual([113, 0xd83d]);
+  });
+
+  it("writes only an event holding a lone surrogate as an escaped frame; every other event is its map, as before", () => {
+    const plain = toolResultEvent(0, { result: { status: "ok", text: '"quoted" \uD83D\uDE00 (a whole pair)' } });
+    const lone = toolResultEvent(0, { result: { status: "ok", text: SHORT } });
+    expect(encodeTraceFrame(plain)[4]).toBe(0xde); // a map (msgpackr's 16-bit header)
+    const frame = encodeTraceFrame(lone);
+    // Any msgpack reader reads it; one that does not know escaped frames sees no event in it.
+    expect(unpack(frame.subarray(4))).toEqual(["isochain:escaped-strings", { ...lone, result: { status: "ok", text: '"a\\ud800b"' } }]);
+    expect(decodeTraceFrames(frame).events).toEqual([lone]);
+  });
+
+  it("gives back, in an escaped frame, strings that begin with a quote, a __proto__ key, bytes and what toJSON returns", () => {
+    const recorded = JSON.parse('{"__proto__": {"polluted": "\\ud800"}, "\\"key\\"": "\\"value\\"", "json": "\\"a\\\\ud800b\\""}') as Record<string, unknown>;
+    const args = { recorded, bytes: Uint8Array.from([0xed, 0xa0, 0x80]), stamp: new Stamp(), empty: "" };
+    const [event] = decodeTraceFrames(encodeTraceFrame(toolCallEvent(0, { args }))).events;
+    const decoded = (event as Extract<TraceEvent, { type: "tool-call" }>).args as Record<string, unknown>;
+    expect(JSON.stringify(decoded.recorded)).toBe(JSON.stringify(recorded));
+    expect(Object.getPrototypeOf(decoded.recorded)).toBe(Object.prototype);
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(Object.keys(decoded.recorded as object)).toEqual(["__proto__", '"key"', "json"]);
+    expect(Uint8Array.from(decoded.bytes as Uint8Array)).toEqual(Uint8Array.from([0xed, 0xa0, 0x80]));
+    expect(units(decoded.stamp as string)).toEqual([...units("stamp"), 0xd800]);
+    expect(decoded.empty).toBe("");
+  });
+
+  it("treats an escaped frame cut short at the end of the log as a torn tail", () => {
+    const start = encodeTraceFrame(chainStartEvent("t"));
+    const escaped = encodeTraceFrame(toolResultEvent(0, { result: { status: "ok", text: LONG } }));
+    expect(escaped[4]).toBe(0x92); // an array of two: the escaped frame
+    for (const cut of [1, 10, escaped.length - 6]) {
+      const decoded = decodeTraceFrames(Buffer.concat([start, escaped.subarray(0, escaped.length - cut)]));
+      expect(decoded).toMatchObject({ events: [chainStartEvent("t")], validBytes: start.length, tornBytes: escaped.length - cut });
+    }
+  });
+
+  it("refuses an escaped frame whose quoted string is not JSON text, with frames after it, as TRACE_INVALID", () => {
+    const payload = Buffer.from(encodeTraceFrame(toolCallEvent(0, { args: { s: SHORT } })).subarray(4).toString("latin1").replace('"a\\ud800b"', '"a\\uXYZWb"'), "latin1");
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(payload.length);
+    const bytes = Buffer.concat([encodeTraceFrame(chainStartEvent("t")), header, payload, encodeTraceFrame(toolResultEvent(0))]);
+    expect(() => decodeTraceFrames(bytes)).toThrow(/Trace frame 1 at byte \d+ does not decode/);
   });
 });
