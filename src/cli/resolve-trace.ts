@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
-import { ChainRuntimeError, type ChainTrace, type FileTraceStore, isChainRuntimeError, loadTraceFile } from "../index.ts";
+import { ChainRuntimeError, type ChainTrace, type FileTraceStore, isChainRuntimeError, isTraceChainId, loadTraceFile } from "../index.ts";
 import { storeWords } from "./store-option.ts";
 
 /**
- * The trace `ref` names: a trace file path (anything ending in `.trace`, or an existing file),
- * else a chain id in `store`, else the one chain id in `store` that starts with `ref`. Prefixes
+ * The trace `ref` names: a trace file (see {@link namesTraceFile}), else a chain id in `store`, else the one chain id in `store` that starts with `ref`. Prefixes
  * are matched against the file names, and only the one match is loaded: a store of thousands of
  * traces is not read whole to find one.
  * @param storeOption - `--store` as given, for the command the messages suggest.
@@ -26,9 +25,12 @@ export async function resolveTrace(ref: string, store: FileTraceStore, storeOpti
   );
 }
 
-/** True when `ref` names a trace file (anything ending in `.trace`, or an existing file), not a chain id. */
+/**
+ * True when `ref` names a trace file, not a chain id: anything ending in `.trace`, or an existing
+ * file given by a path, or by a name no chain id can have (`export.json`).
+ */
 export function namesTraceFile(ref: string): boolean {
-  return ref.endsWith(".trace") || (ref.includes("/") && existsSync(ref));
+  return ref.endsWith(".trace") || ((ref.includes("/") || !isTraceChainId(ref)) && existsSync(ref));
 }
 
 /**

@@ -133,6 +133,18 @@ describe("isochain CLI: run, trace, replay", () => {
     expect(byFile.code, byFile.stderr).toBe(0);
   });
 
+  it("replay of a trace exported as JSON, named bare or by path, says what it is and what to pass instead", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto");
+    const id = savedTraceId(run.stdout);
+    expect(isochain("trace", "export", id, "--out", "export.json").code).toBe(0);
+    for (const ref of ["export.json", "./export.json"]) {
+      const replayed = isochain("replay", ref);
+      expect(replayed.code, ref).toBe(2);
+      expect(replayed.stderr).toContain(`TRACE_INVALID: ${ref} is a trace exported as JSON (by \`isochain trace export\`), not a trace log`);
+      expect(replayed.stderr).toContain(`Pass the chain id (${id})`);
+    }
+  });
+
   it("trace export --test emits a vitest file that replays the trace", () => {
     const out = join(cwd, "pinned.test.ts");
     const exported = isochain("trace", "export", okId, "--test", "--out", out);
