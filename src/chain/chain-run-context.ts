@@ -58,6 +58,8 @@ export class ChainRunContext {
   readonly recorder: TraceRecorder | undefined;
   readonly plan: RunPlan | undefined;
   #stop: AbortController | undefined;
+  /** Calls whose start was not logged (the durable trace had broken): their end is not either. */
+  readonly unloggedCalls = new Set<string>();
   /** Calls answered without the invoker, as call records (run seqs). */
   readonly answeredRecords: ChainCallRecord[] = [];
   /** The first approval that suspended the run. */
@@ -75,7 +77,10 @@ export class ChainRunContext {
   abandoned: { readonly status: "timeout" | "cancelled"; readonly error?: ChainError } | undefined;
   /** The run's deadline while it waits on host code (see `ToolChainTool`). */
   deadline: { pause(bounded: boolean): void; resume(): void; cancelled(): void } | undefined;
-  /** Settles when the run's work has (its result built, its trace ended, its hooks fired), never rejects. */
+  /**
+   * Settles when the run's caller is answered: once its work has (result built, trace ended,
+   * hooks fired), or without it when host code it waits on never settles. Never rejects.
+   */
   settled: Promise<unknown> = Promise.resolve();
   /** The run's result, once built (before the trace's end and the CHAIN_END hook, which may still hang). */
   result: TracedChainRunResult | undefined;

@@ -55,6 +55,7 @@ import {
   digestJson,
   isChainRuntimeError,
   type Hooks,
+  type InvocationFailure,
   type InvocationResult,
   type ObjectJsonSchema,
   type ProgressListener,
@@ -344,14 +345,17 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // `forget` registered before anything else awaits it: the run is gone from #runs before its
     // caller resumes (the chain id is free again), or, when the caller was answered without it,
     // once it does settle.
-    return this.#withinDeadline(run, ids, options.signal, () => {
+    const answered = this.#withinDeadline(run, ids, options.signal, () => {
       // Everything the run calls (tools, hooks, stores, listeners) runs in its scope: close()
       // called from there does not wait for the run it would be waiting inside.
       const work = this.#runScope.run(run, execute);
       const forget = (): void => this.#forget(run);
-      run.settled = work.then(forget, forget);
+      work.then(forget, forget);
       return work;
     });
+    // Its work, or its answer without it (host code that never settles: see #withinDeadline).
+    run.settled = answered.then(noop, noop);
+    return answered;
   }
 
   #forget(run: ChainRunContext): void {
@@ -479,8 +483,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const dispatch = (call: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
       const callId = `c${call.callIndex}`;
       if (run.stopReason !== undefined) return whenAborted(signal, stoppedCallResult(call.tool, run.stopReason));
-      if (durableTrace && run.recorder?.error) return Promise.resolve(traceBrokenResult(call.tool, run.recorder.error));
-      const route = router?.route({ callId, tool: call.tool, argsJson: call.argsJson });
+      // A durable trace that broke runs no further call (a resume could not know it ran): each is
+      // refused through the invoker, so it is counted and recorded like any refused call.
+      const broken = durableTrace ? run.recorder?.error : undefined;
+      const route = broken === undefined ? router?.route({ callId, tool: call.tool, argsJson: call.argsJson }) : undefined;
       if (route?.kind === "answer") {
         if (route.halt) run.halt();
         if (!route.record) return Promise.resolve(route.result);
@@ -511,12 +517,14 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           id: callId,
           name: call.tool,
           arguments: call.argsJson,
-          // Refused inside the isolate (not plain data, too large) or by a human on a resume: counted and recorded, never run.
-          ...(call.refusal !== undefined
-            ? { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }
-            : refusedByHuman !== undefined
-              ? { rejection: refusedByHuman }
-              : {}),
+          // Refused (the durable trace broke, the isolate refused the value, a human on a resume): counted and recorded, never run.
+          ...(broken !== undefined
+            ? { rejection: traceBrokenResult(call.tool, broken) }
+            : call.refusal !== undefined
+              ? { rejection: { status: "error", code: "BRIDGE_ERROR", text: call.refusal } }
+              : refusedByHuman !== undefined
+                ? { rejection: refusedByHuman }
+                : {}),
         },
         { session: sessionOf(), ctx: { signal: guard ? AbortSignal.any([signal, guard.signal]) : signal, callId }, ...(onProgress ? { onProgress } : {}) },
       );
@@ -672,8 +680,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         const run = this.#runOf(payload.chainId);
         if (run) {
           const seen = run.onToolStart(payload);
-          if (seen) await run.recorder?.hooks().TOOL_START?.(seen);
-          const broken = this.#traceStore?.durable === true ? run.recorder?.error : undefined;
+          const durable = this.#traceStore?.durable === true;
+          // A call refused because the durable trace already broke is not logged, nor its end: it never starts.
+          if (seen && durable && run.recorder?.error) run.unloggedCalls.add(payload.callId);
+          else if (seen) await run.recorder?.hooks().TOOL_START?.(seen);
+          const broken = durable ? run.recorder?.error : undefined;
           if (broken) run.refuseCall(payload.callId, traceBrokenResult(payload.tool, broken));
         }
         await fireHook(user, "TOOL_START", payload);
@@ -682,7 +693,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         const run = this.#runOf(payload.chainId);
         if (run) {
           const seen = run.onToolEnd(payload);
-          if (seen) await run.recorder?.hooks().TOOL_END?.(seen);
+          if (seen && !run.unloggedCalls.delete(payload.callId)) await run.recorder?.hooks().TOOL_END?.(seen);
         }
         await fireHook(user, "TOOL_END", payload);
       },
@@ -1161,7 +1172,7 @@ function checkRunOptions(options: ChainRunOptions): void {
 /** Every field of {@link ChainRunOptions}. */
 const RUN_OPTION_NAMES = optionNames<ChainRunOptions>({ signal: true, onProgress: true, chainId: true, seed: true, clockStart: true });
 
-function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationResult {
+function traceBrokenResult(tool: string, error: ChainRuntimeError): InvocationFailure {
   return {
     status: "error",
     code: "STORE_FAILED",

@@ -159,6 +159,12 @@ describe("every run writes a trace", () => {
     expect(run.traceError).toMatchObject({ code: "STORE_FAILED", message: expect.stringContaining("disk full"), lostEvents: 1 });
     expect(run.returnValue).toEqual(["ok", "error", "STORE_FAILED"]);
     expect(ran).toEqual(["echo:1"]); // the second call never ran: it could not have been made at-most-once
+    // ...and is in the call trace and the count, refused, like any call that reached the host.
+    expect(run.callTrace.map((record) => [record.callId, record.status, record.code])).toEqual([
+      ["c0", "ok", undefined],
+      ["c1", "error", "STORE_FAILED"],
+    ]);
+    expect(run.stats.toolCalls).toBe(2);
     expect(summarizeRun(run)).toContain("trace incomplete: STORE_FAILED");
   });
 
@@ -170,7 +176,10 @@ describe("every run writes a trace", () => {
     });
     expect(ran).toEqual([]); // not even the first: its start was never on disk
     expect(run.returnValue).toEqual(["STORE_FAILED", "STORE_FAILED"]);
-    expect(run.callTrace.map((record) => [record.callId, record.code])).toEqual([["c0", "STORE_FAILED"]]);
+    expect(run.callTrace.map((record) => [record.callId, record.code])).toEqual([
+      ["c0", "STORE_FAILED"],
+      ["c1", "STORE_FAILED"],
+    ]);
     expect(run.traceError).toMatchObject({ code: "STORE_FAILED", message: expect.stringContaining("disk full (tool-call)") });
     const trace = await store.load("start-not-logged");
     expect(trace.calls).toEqual([]); // no call logged, and no result without its call
