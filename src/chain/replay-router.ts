@@ -142,9 +142,10 @@ export class ReplayRouter implements CallRouter {
         this.live.push(callId);
         return { kind: "live" };
       }
-      // No outcome: the chain died (or the trace was copied) before this call started. The
-      // recording ends here, as it does at an in-doubt call: not a divergence.
-      if (this.#trace.outcome === undefined) {
+      // No outcome: the chain died (or the trace was copied) before this call started; or its
+      // caller cancelled it first. The recording ends here, as it does at an in-doubt call: not
+      // a divergence.
+      if (recordingEndsEarly(this.#trace)) {
         this.partialAt ??= callId;
         return { kind: "answer", result: endOfRecordingResult(this.#trace, callId, tool), record: false, halt: true };
       }
@@ -249,14 +250,23 @@ export function inDoubtResult(chainId: string, callId: string, tool: string): In
   };
 }
 
-/** What a strict replay's call past the end of a trace with no outcome gets, as the run stops there. */
+/**
+ * True when the recording of `trace` stops before its script did: it has no outcome (the chain
+ * died, or the trace was copied while it ran), or its caller cancelled it (the signal came from
+ * outside the script, and a replay cannot know when). A strict replay then stops at the first
+ * call past the recording, and does not compare the outcome.
+ */
+export function recordingEndsEarly(trace: ChainTrace): boolean {
+  return trace.outcome === undefined || trace.outcome.status === "cancelled";
+}
+
+/** What a strict replay's call past the end of a recording that ends early gets, as the run stops there. */
 function endOfRecordingResult(trace: ChainTrace, callId: string, tool: string): InvocationResult {
+  const why = trace.outcome === undefined ? "no outcome (the chain died or the trace was copied before this call started)" : "its caller cancelled it before this call started";
   return {
     status: "error",
     code: "CANCELLED",
-    text:
-      `Replay stopped: tools.${tool} (call ${callId}) is past the end of the trace of chain ${trace.chainId}, ` +
-      `which has ${trace.calls.length} call(s) and no outcome (the chain died or the trace was copied before this call started).`,
+    text: `Replay stopped: tools.${tool} (call ${callId}) is past the end of the trace of chain ${trace.chainId}, which has ${trace.calls.length} call(s): ${why}.`,
   };
 }
 

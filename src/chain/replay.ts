@@ -50,6 +50,7 @@ import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
 import {
   isInDoubtOnResume,
+  recordingEndsEarly,
   ReplayRouter,
   suspendedCallIds,
   type InDoubtCall,
@@ -579,10 +580,13 @@ async function claimResume(store: TraceStore, chainId: string, resumedAs: string
   );
 }
 
-/** The outcome the trace recorded against the replayed one; `undefined` when they agree or the trace has none. */
+/**
+ * The outcome the trace recorded against the replayed one; `undefined` when they agree, or the
+ * recording ends early (no outcome, or cancelled by its caller: see `recordingEndsEarly`).
+ */
 function compareOutcome(trace: ChainTrace, run: TracedChainRunResult): ReplayDivergence | undefined {
   const recorded = trace.outcome;
-  if (recorded === undefined) return undefined;
+  if (recorded === undefined || recordingEndsEarly(trace)) return undefined;
   const expected = outcomeView(recorded.status, recorded.returnValue, recorded.returnArtifactRef, recorded.error);
   const actual = outcomeView(run.status, run.returnValue, run.returnArtifactRef, run.error);
   // A return value offloaded on one side and inline on the other compares by content digest.

@@ -189,7 +189,9 @@ function formatStrict(report: ReplayReport, trace: ChainTrace): string {
   const out: string[] = [];
   const calls = report.replayedCalls.length;
   if (report.identical) {
-    out.push(`replay of chain ${oneLineText(report.sourceChainId)}: identical (${calls} call${calls === 1 ? "" : "s"} answered from the trace, outcome ${report.run.status})`);
+    // Stopped where the recording ends, the replay's own status is its stop, not the chain's outcome.
+    const outcome = report.partialAt === undefined ? `, outcome ${report.run.status}` : "";
+    out.push(`replay of chain ${oneLineText(report.sourceChainId)}: identical (${calls} call${calls === 1 ? "" : "s"} answered from the trace${outcome})`);
     if (report.partialAt !== undefined) out.push(partialNote(report.partialAt, trace));
   } else {
     const at = report.divergence?.callId ? ` at ${oneLineText(report.divergence.callId)}` : "";
@@ -210,7 +212,9 @@ function formatStrict(report: ReplayReport, trace: ChainTrace): string {
 function partialNote(partialAt: string, trace: ChainTrace): string {
   const call = trace.calls.find((entry) => entry.callId === partialAt);
   if (call === undefined) {
-    return `note: the trace has no outcome and ends before ${partialAt} (the chain died between calls: no call is in doubt); the replay stopped when the script made ${partialAt}.`;
+    const ended = trace.outcome === undefined ? "has no outcome and ends" : "ends (its caller cancelled the chain)";
+    const why = trace.outcome === undefined ? "the chain died between calls: no call is in doubt" : "no call is in doubt";
+    return `note: the trace ${ended} before ${partialAt} (${why}); the replay stopped when the script made ${partialAt}.`;
   }
   const status = trace.outcome?.status;
   const why =

@@ -136,6 +136,32 @@ describe("replay strict", () => {
     expect(report.identical).toBe(true);
     expect(report.partialAt).toBe("c2");
   });
+
+  it("stops where the recording of a run its caller cancelled ends, and does not compare that outcome", async () => {
+    const store = new MemoryTraceStore();
+    const controller = new AbortController();
+    const slow = defineTool({
+      name: "slow",
+      description: "Answers, then cancels the chain it was called from while the script computes.",
+      inputSchema: { type: "object", properties: {} } as const,
+      execute: () => {
+        setTimeout(() => controller.abort(), 20);
+        return "late";
+      },
+    });
+    const chain = new ToolChainTool({ tools: [lookup, slow], traceStore: store, driver: "in-process" });
+    // Computes between the calls until well past the cancel (the replay does not cancel, and makes c2).
+    const code = 'await tools.lookup({ key: "a" });\nawait tools.slow({});\nconst until = Date.now() + 300;\nwhile (Date.now() < until) {}\nawait tools.lookup({ key: "b" });\nreturn 1;';
+    const run = await chain.run(code, { chainId: "cancelled-run", signal: controller.signal });
+    await chain.close();
+    expect(run.status).toBe("cancelled");
+    const cancelled = await store.load("cancelled-run");
+    const report = await replay(cancelled, { mode: "strict", driver: "in-process" });
+    expect(report.divergence?.message).toBeUndefined();
+    expect(report.identical).toBe(true);
+    expect(cancelled.calls.map((call) => call.state)).toEqual(["completed", "completed"]);
+    expect(report.partialAt).toBe("c2");
+  });
 });
 
 describe("replay of the tools object", () => {
