@@ -444,7 +444,7 @@ function start(script: unknown): void {
     return;
   }
   random.reseed(config.seed);
-  clock.start(config.clockStart, config.clockReplay);
+  clock.start(config.clockStart, config.clockReplay, config.clockLiveAt);
   let installed: boolean;
   try {
     installed = installTools(config.toolNames);

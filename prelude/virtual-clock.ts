@@ -7,7 +7,8 @@
  * logs the readings in the trace ahead of the calls that follow them, and a replay hands them
  * back: the replayed script reads the same times in the same order, so a timestamp it computes
  * and passes to a tool matches the recording even when the replay runs faster than the original.
- * Once the recorded readings are used up, the clock goes on from real time, never going back.
+ * Once the recorded readings are used up, the clock goes on in real time from the recorded run's
+ * timeline, or, for a resume (`liveAt`), from the time of the resume, never going back.
  * Readings past {@link MAX_CLOCK_READINGS} distinct runs are not recorded (a replay of such a
  * run reads live time from there).
  *
@@ -23,9 +24,10 @@ import { withNullPrototype } from "./null-prototype.ts";
 export interface VirtualClock {
   /**
    * Restarts the clock at `clockStart` (epoch ms), counting from now; `replay` (run-length
-   * encoded elapsed readings, as {@link sendReadings} hands them over) is read back first.
+   * encoded elapsed readings, as {@link sendReadings} hands them over) is read back first, and
+   * after them the clock reads on from `liveAt` (epoch ms, a resume's time) when it is later.
    */
-  start(clockStart: number, replay?: readonly number[]): void;
+  start(clockStart: number, replay?: readonly number[], liveAt?: number): void;
   /** The virtual time, epoch ms. */
   now(): number;
   /**
@@ -51,6 +53,8 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
   /** Next run of `replay` to read, and how many readings of it are left. */
   let replayAt = 0;
   let replayLeft = 0;
+  /** Added to the real time elapsed once the replay is read (see `start`'s `liveAt`), ms. */
+  let liveJump = 0;
   /**
    * Readings not sent yet, run-length encoded; written by index (a script can replace `push`)
    * into an array with no prototype (see `null-prototype.ts`), as is `replay`, read past its end.
@@ -77,7 +81,7 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
       }
       if (elapsed > last) last = elapsed;
     } else {
-      elapsed = floor(realNow() - origin);
+      elapsed = floor(realNow() - origin) + liveJump;
       if (elapsed > last) last = elapsed;
       elapsed = last;
     }
@@ -118,9 +122,10 @@ export function installVirtualClock(target: typeof globalThis): VirtualClock {
     });
   }
   return {
-    start(clockStart: number, replayed: readonly number[] = []): void {
+    start(clockStart: number, replayed: readonly number[] = [], liveAt?: number): void {
       origin = realNow();
       base = clockStart;
+      liveJump = typeof liveAt === "number" && liveAt > clockStart ? floor(liveAt - clockStart) : 0;
       last = 0;
       replay = replayed.length === 0 ? noReplay : withNullPrototype(replayed as number[]);
       replayAt = 0;

@@ -479,12 +479,21 @@ let configCache:
  * appended: a few µs off each run's critical path, more with many tools.
  */
 export function configJson(request: IsolateRunRequest, prepared: PreparedContext): string {
-  const { toolNames, maxToolCalls, seed, clockStart, clockReplay } = request;
+  const { toolNames, maxToolCalls, seed, clockStart, clockReplay, clockLiveAt } = request;
   const { maxOutputBytes, maxArgumentBytes } = request.limits;
   const staged = prepared.stagedTools !== undefined && sameNames(prepared.stagedTools, toolNames);
   const names = staged ? {} : { toolNames };
-  if (!Number.isFinite(seed) || !Number.isFinite(clockStart) || clockReplay !== undefined) {
-    const config: PreludeRunConfig = { ...names, maxToolCalls, seed, clockStart, maxOutputBytes, maxArgumentBytes, ...(clockReplay ? { clockReplay } : {}) };
+  if (!Number.isFinite(seed) || !Number.isFinite(clockStart) || clockReplay !== undefined || clockLiveAt !== undefined) {
+    const config: PreludeRunConfig = {
+      ...names,
+      maxToolCalls,
+      seed,
+      clockStart,
+      maxOutputBytes,
+      maxArgumentBytes,
+      ...(clockReplay ? { clockReplay } : {}),
+      ...(clockLiveAt === undefined ? {} : { clockLiveAt }),
+    };
     return JSON.stringify(config);
   }
   let cached = configCache;

@@ -69,7 +69,7 @@ export interface ChildReadyMessage {
 }
 
 /** host → child: the serialisable fields of a `SandboxRunRequest`. */
-export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart" | "clockReplay"> {
+export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart" | "clockReplay" | "clockLiveAt"> {
   readonly kind: typeof PROCESS_MESSAGE_KIND.run;
   /** Budget of the child's spin after each batch of calls, µs (see spin-wait.ts); 0 or absent: none. */
   readonly spinWaitUs?: number;
@@ -236,6 +236,7 @@ export function isHostMessage(value: unknown): value is HostMessage {
         typeof value["seed"] === "number" &&
         typeof value["clockStart"] === "number" &&
         (value["clockReplay"] === undefined || isClockReadings(value["clockReplay"])) &&
+        (value["clockLiveAt"] === undefined || Number.isSafeInteger(value["clockLiveAt"])) &&
         (value["spinWaitUs"] === undefined || isSpinWaitUs(value["spinWaitUs"]))
       );
     case PROCESS_MESSAGE_KIND.init:

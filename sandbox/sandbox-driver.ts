@@ -68,6 +68,13 @@ export interface SandboxRunRequest {
    * recorded run, concatenated: `[elapsed ms, count, ...]`.
    */
   readonly clockReplay?: readonly number[];
+  /**
+   * A resume's time, epoch ms: once the readings of {@link clockReplay} run out, the clock reads
+   * on from it (plus the real time since the run started) rather than from the recorded run's
+   * timeline, when it is later. Without it a resumed chain's live calls carried the times of the
+   * run it resumes, hours or days stale after a late approval.
+   */
+  readonly clockLiveAt?: number;
   /** Aborting it cancels the run (`status: "cancelled"`). */
   readonly signal?: AbortSignal;
   /**

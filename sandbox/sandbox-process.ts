@@ -278,6 +278,7 @@ export class SandboxProcess {
       seed: request.seed,
       clockStart: request.clockStart,
       ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
+      ...(request.clockLiveAt === undefined ? {} : { clockLiveAt: request.clockLiveAt }),
     };
     try {
       this.#channel.send(message);

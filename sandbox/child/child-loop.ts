@@ -191,6 +191,7 @@ export class ChildLoop {
         seed: message.seed,
         clockStart: message.clockStart,
         ...(message.clockReplay === undefined ? {} : { clockReplay: message.clockReplay }),
+        ...(message.clockLiveAt === undefined ? {} : { clockLiveAt: message.clockLiveAt }),
         signal: active.controller.signal,
         onToolCall: (call) =>
           new Promise<SerializedToolResult>((resolve) => {

@@ -184,6 +184,8 @@ export interface PreludeRunConfig {
   readonly maxArgumentBytes: number;
   /** Clock readings to read back first (a replay), run-length encoded as the clock frames carry them. */
   readonly clockReplay?: readonly number[];
+  /** Epoch ms the clock reads on from once those readings run out, when later than the recorded time (a resume). */
+  readonly clockLiveAt?: number;
 }
 
 /** Most values one call's arguments may hold; the prelude refuses more in the isolate (see argument-limits.ts). */

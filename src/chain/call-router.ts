@@ -46,4 +46,6 @@ export interface RunPlan {
   readonly router?: CallRouter;
   /** The recorded run's clock readings, read back first (see `ChainTrace.clockReadings`). */
   readonly clockReplay?: readonly number[];
+  /** A resume: once the readings run out, the clock reads on from this time (epoch ms; see `SandboxRunRequest.clockLiveAt`). */
+  readonly clockLiveAt?: number;
 }

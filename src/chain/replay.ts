@@ -279,7 +279,8 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
       chain,
       options.source ?? trace.source,
       { ...replayRunOptions(trace, options), chainId },
-      { toolNames, router, parentChainId: trace.chainId, ...clockReplayOf(trace) },
+      // Once the recorded readings run out, the resumed chain's clock reads the time of the resume, not the old run's.
+      { toolNames, router, parentChainId: trace.chainId, ...clockReplayOf(trace), clockLiveAt: Date.now() },
     );
   } finally {
     await chain.close();

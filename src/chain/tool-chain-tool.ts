@@ -566,6 +566,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
           onLog,
         };
         if (run.plan?.clockReplay !== undefined) request.clockReplay = run.plan.clockReplay;
+        if (run.plan?.clockLiveAt !== undefined) request.clockLiveAt = run.plan.clockLiveAt;
         if (signal !== undefined) request.signal = signal;
         if (run.recorder !== undefined) request.onClock = onClock;
         // The driver bounds the sandbox (its queue, the watchdog, the kill timer): the run's own

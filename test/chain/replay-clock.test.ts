@@ -77,4 +77,26 @@ describe.each(["in-process", "process"] as const)("the clock on replay (%s drive
     const strict = await replay(await store.load("intl"), { mode: "strict", driver });
     expect(strict.identical, strict.divergence?.message).toBe(true);
   }, 30_000);
+  it("reads the resume's time once the recorded readings run out, not the old run's", async () => {
+    const store = new MemoryTraceStore();
+    const sent: string[] = [];
+    const tools = reportTools(sent);
+    const chain = new ToolChainTool({ tools, traceStore: store, driver, approvalMode: "suspend" });
+    const day = 86_400_000;
+    // Suspended a day ago (its clock started then), approved now.
+    const suspended = await chain.run('await tools.send_email({ to: "a@example.com", body: "b" });\nreturn Date.now();', {
+      chainId: "approved-late",
+      clockStart: Date.now() - day,
+    });
+    await chain.close();
+    expect(suspended.status).toBe("suspended");
+    const resumedAt = Date.now();
+    const report = await resumeChain("approved-late", "approved", { traceStore: store, tools, driver });
+    expect(report.run.status).toBe("ok");
+    expect(report.run.returnValue as number).toBeGreaterThanOrEqual(resumedAt - 1_000);
+    expect(report.run.returnValue as number).toBeLessThanOrEqual(Date.now() + 1_000);
+    // And the resumed chain replays with the times it read.
+    const strict = await replay(await store.load(report.run.chainId), { mode: "strict", driver });
+    expect(strict.identical, strict.divergence?.message).toBe(true);
+  }, 30_000);
 });

@@ -108,6 +108,8 @@ describe("process protocol guards", () => {
     expect(isChildMessage(run)).toBe(false);
     expect(isHostMessage({ ...run, toolNames: [1] })).toBe(false);
     expect(isHostMessage({ ...run, limits: { ...limits, cpuTimeMs: -1 } })).toBe(false);
+    expect(isHostMessage({ ...run, clockLiveAt: 1_795_000_000_000 })).toBe(true);
+    for (const clockLiveAt of [1.5, "1", Number.NaN]) expect(isHostMessage({ ...run, clockLiveAt })).toBe(false);
     const outcome = { kind: PROCESS_MESSAGE_KIND.outcome, outcome: { status: "ok", returnJson: "1", wallMs: 1, cpuMs: 1, heapBytes: 1 } };
     expect(isChildMessage(outcome)).toBe(true);
     expect(isHostMessage(outcome)).toBe(false);
