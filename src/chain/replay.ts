@@ -279,8 +279,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
       chain,
       options.source ?? trace.source,
       { ...replayRunOptions(trace, options), chainId },
-      // Once the recorded readings run out, the resumed chain's clock reads the time of the resume, not the old run's.
-      { toolNames, router, parentChainId: trace.chainId, ...clockReplayOf(trace), clockLiveAt: Date.now() },
+      { toolNames, router, parentChainId: trace.chainId, ...clockReplayOf(trace), ...liveClockOf(trace) },
     );
   } finally {
     await chain.close();
@@ -365,6 +364,19 @@ function oneLine(text: string, maxChars: number): string {
 }
 
 const DENY_ALL: ApprovalHandler = { request: async () => "denied" };
+
+/** How far a run's clock may start from the time its trace was created and still count as real time, ms. */
+const REAL_CLOCK_SLACK_MS = 60_000;
+
+/**
+ * A resume's `clockLiveAt`: once the recorded readings run out, a chain that ran on real time
+ * (its clock started when it did: no `clockStart` was chosen) reads on from the time of the
+ * resume, not the old run's (a call made live after a late approval carries the time it runs).
+ * A chain run on a clock of its caller's choosing (a fixed day, for a reproducible run) keeps it.
+ */
+function liveClockOf(trace: ChainTrace): { clockLiveAt?: number } {
+  return Math.abs(trace.clockStart - trace.createdAt) <= REAL_CLOCK_SLACK_MS ? { clockLiveAt: Date.now() } : {};
+}
 
 /** The trace's clock readings as a run plan's `clockReplay`: the replayed script reads the same times. */
 function clockReplayOf(trace: ChainTrace): { clockReplay?: readonly number[] } {

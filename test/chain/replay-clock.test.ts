@@ -83,20 +83,20 @@ describe.each(["in-process", "process"] as const)("the clock on replay (%s drive
     const tools = reportTools(sent);
     const chain = new ToolChainTool({ tools, traceStore: store, driver, approvalMode: "suspend" });
     const day = 86_400_000;
-    // Suspended a day ago (its clock started then), approved now.
-    const suspended = await chain.run('await tools.send_email({ to: "a@example.com", body: "b" });\nreturn Date.now();', {
-      chainId: "approved-late",
-      clockStart: Date.now() - day,
-    });
+    const suspended = await chain.run('await tools.send_email({ to: "a@example.com", body: "b" });\nreturn Date.now();', { chainId: "approved-late" });
     await chain.close();
     expect(suspended.status).toBe("suspended");
+    // As if suspended a day ago, on real time (its clock started as the chain did), approved now.
+    const recorded = await store.load("approved-late");
+    const dayOld = { ...recorded, createdAt: recorded.createdAt - day, clockStart: recorded.clockStart - day };
     const resumedAt = Date.now();
-    const report = await resumeChain("approved-late", "approved", { traceStore: store, tools, driver });
+    const report = await resumeChain("approved-late", "approved", { traceStore: store, trace: dayOld, tools, driver });
     expect(report.run.status).toBe("ok");
     expect(report.run.returnValue as number).toBeGreaterThanOrEqual(resumedAt - 1_000);
     expect(report.run.returnValue as number).toBeLessThanOrEqual(Date.now() + 1_000);
     // And the resumed chain replays with the times it read.
     const strict = await replay(await store.load(report.run.chainId), { mode: "strict", driver });
     expect(strict.identical, strict.divergence?.message).toBe(true);
+    // A clock its caller chose (a fixed day) is kept: see the suspend tests (day "2026-01-15").
   }, 30_000);
 });
