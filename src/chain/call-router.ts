@@ -13,7 +13,8 @@ export interface RoutedCall {
  * Where one call goes.
  * - `answer`: the script gets `result` without any tool running. With `record`, the call is
  *   logged in the run's trace as a completed call (a resumed chain's trace stays whole). With
- *   `halt`, the run stops right after (a divergence, or the end of a recording).
+ *   `halt`, the run stops right after (a divergence, or the end of a recording). With
+ *   `whenRunEnds`, the script gets it only as the run ends (never: a call it did not await).
  * - `live`: through the invoker as usual; `approval`, when set, is the decision for this call
  *   should it need one (a resumed approval).
  */
@@ -25,6 +26,8 @@ export type RouteDecision =
       readonly halt?: boolean;
       /** The recorded order of this answer among the run's results (answers routed together are delivered in it). */
       readonly order?: number;
+      /** Held until the run ends: the recorded script returned before this call was answered. */
+      readonly whenRunEnds?: boolean;
     }
   | { readonly kind: "live"; readonly approval?: ApprovalDecision };
 

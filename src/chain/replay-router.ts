@@ -12,7 +12,9 @@
  *              ├─ other tool / other args ────── divergence (both modes)
  *              ├─ completed ──────────────────── answered with the recorded result
  *              └─ in doubt (started, no result)
- *                   strict: the recording ends here (the run stops, `partial`)
+ *                   strict, the chain returned `ok` (the script had not awaited it): no answer
+ *                     until the run ends, as in the recording; the replay goes on
+ *                   strict, otherwise: the recording ends here (the run stops, `partial`)
  *                   resume: suspended for approval → live, with the caller's decision
  *                           inDoubt[cN] = "re-execute" → live; "assume-done" → ok, no result
  *                           no decision: safe tool → live; any other risk → IN_DOUBT error
@@ -183,6 +185,12 @@ export class ReplayRouter implements CallRouter {
     }
     // In doubt: started, never finished.
     if (strict) {
+      // The chain returned while this call still ran (the script had not awaited it): the script
+      // never saw its answer, so the replay gives it none either, and goes on checking the rest.
+      if (this.#trace.outcome?.status === "ok") {
+        this.replayed.push(callId);
+        return { kind: "answer", result: unansweredResult(callId, tool), record: false, whenRunEnds: true };
+      }
       this.partialAt ??= callId;
       return { kind: "answer", result: inDoubtResult(this.#trace.chainId, callId, tool), record: false, halt: true };
     }
@@ -258,6 +266,15 @@ export function inDoubtResult(chainId: string, callId: string, tool: string): In
  */
 export function recordingEndsEarly(trace: ChainTrace): boolean {
   return trace.outcome === undefined || trace.outcome.status === "cancelled";
+}
+
+/** What a strict replay hands, as the run ends, a call the recorded script returned without awaiting. */
+function unansweredResult(callId: string, tool: string): InvocationResult {
+  return {
+    status: "error",
+    code: "CANCELLED",
+    text: `tools.${tool} (call ${callId}) was still running when the recorded chain returned; the replay answers it only as the run ends.`,
+  };
 }
 
 /** What a strict replay's call past the end of a recording that ends early gets, as the run stops there. */

@@ -489,6 +489,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       const route = broken === undefined ? router?.route({ callId, tool: call.tool, argsJson: call.argsJson }) : undefined;
       if (route?.kind === "answer") {
         if (route.halt) run.halt();
+        if (route.whenRunEnds) return whenAborted(signal, route.result);
         if (!route.record) return Promise.resolve(route.result);
         const answer = route.result;
         // Numbered now, in host arrival order like every call, whenever it is delivered.

@@ -137,6 +137,34 @@ describe("replay strict", () => {
     expect(report.partialAt).toBe("c2");
   });
 
+  it("goes on past a call the recorded script returned without awaiting, and checks the outcome", async () => {
+    const store = new MemoryTraceStore();
+    const audit = defineTool({
+      name: "audit",
+      description: "Slow: still running when the script returns.",
+      inputSchema: { type: "object", properties: {} } as const,
+      execute: (_args, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("stopped"), { once: true })),
+    });
+    const chain = new ToolChainTool({ tools: [lookup, audit], traceStore: store, driver: "in-process" });
+    const code = 'const seen = [];\ntools.audit({}).then(() => seen.push("audit"));\nconst who = await tools.lookup({ key: "a" });\nreturn { email: who.structured.email, seen };';
+    const run = await chain.run(code, { chainId: "fire-and-forget" });
+    await chain.close();
+    expect(run.status).toBe("ok");
+    const recorded = await store.load("fire-and-forget");
+    expect(recorded.calls.map((call) => [call.callId, call.state])).toEqual([
+      ["c0", "in-doubt"],
+      ["c1", "completed"],
+    ]);
+    const same = await replay(recorded, { mode: "strict", driver: "in-process" });
+    expect(same.identical, same.divergence?.message).toBe(true);
+    expect(same.partialAt).toBeUndefined();
+    expect(same.replayedCalls).toEqual(["c0", "c1"]);
+    // The script never saw audit's answer, in the recording or the replay.
+    expect(same.run.returnValue).toEqual({ email: "a@example.com", seen: [] });
+    const edited = await replay(recorded, { mode: "strict", driver: "in-process", source: code.replace("seen };", "seen, extra: 1 };") });
+    expect(edited.divergence?.kind).toBe("outcome-mismatch");
+  });
+
   it("stops where the recording of a run its caller cancelled ends, and does not compare that outcome", async () => {
     const store = new MemoryTraceStore();
     const controller = new AbortController();
