@@ -480,8 +480,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       }
       return dispatch(call, signal);
     };
-    const dispatch = (call: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
-      const callId = `c${call.callIndex}`;
+    const dispatch = (sent: SandboxToolCall, signal: AbortSignal): Promise<InvocationResult> => {
+      const callId = `c${sent.callIndex}`;
+      // A call the isolate refused (its value not plain data, too large) sends `{}` in place of
+      // its arguments: it is recorded, and matched on replay, as what it was refused for, so a
+      // script that makes a valid `{}` call there instead is not taken for the same call.
+      const call = sent.refusal === undefined ? sent : { ...sent, argsJson: JSON.stringify({ $refused: sent.refusal }) };
       if (run.stopReason !== undefined) return whenAborted(signal, stoppedCallResult(call.tool, run.stopReason));
       // A durable trace that broke runs no further call (a resume could not know it ran): each is
       // refused through the invoker, so it is counted and recorded like any refused call.

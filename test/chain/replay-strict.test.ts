@@ -137,6 +137,22 @@ describe("replay strict", () => {
     expect(report.partialAt).toBe("c2");
   });
 
+  it("records a call the isolate refused by what it was refused for: a valid call made there instead is a divergence", async () => {
+    const store = new MemoryTraceStore();
+    const chain = new ToolChainTool({ tools: [lookup], traceStore: store, driver: "in-process" });
+    const code = "const r = await tools.lookup({ key: () => 1 });\nreturn r.code;";
+    const run = await chain.run(code, { chainId: "refused-in-isolate" });
+    await chain.close();
+    expect(run.returnValue).toBe("BRIDGE_ERROR");
+    const recorded = await store.load("refused-in-isolate");
+    expect(recorded.calls[0]?.args).toEqual({ $refused: expect.stringContaining("found a function at .key") as string });
+    expect((await replay(recorded, { mode: "strict", driver: "in-process" })).identical).toBe(true);
+    for (const edited of ["tools.lookup({})", "tools.lookup()", 'tools.lookup({ key: "a" })']) {
+      const report = await replay(recorded, { mode: "strict", driver: "in-process", source: code.replace("tools.lookup({ key: () => 1 })", edited) });
+      expect(report.divergence?.kind, edited).toBe("call-mismatch");
+    }
+  });
+
   it("goes on past a call the recorded script returned without awaiting, and checks the outcome", async () => {
     const store = new MemoryTraceStore();
     const audit = defineTool({
