@@ -569,6 +569,26 @@ export function noteRejection(list: SandboxError[] | undefined, reason: unknown)
   return kept;
 }
 
+/**
+ * The outcome a runner hands over as a run closes: what settled it (or, should nothing have, a
+ * `SandboxError` saying so), the promise rejections it left unhandled, and its measurements.
+ */
+export function closingOutcome(
+  settled: Settled | undefined,
+  rejections: readonly SandboxError[] | undefined,
+  wallMs: number,
+  cpuMs: number,
+  heapBytes: number,
+): SandboxRunOutcome {
+  return {
+    ...(settled ?? { status: "error", error: { phase: "limit", name: "SandboxError", message: "the run ended without an outcome" } }),
+    ...(rejections === undefined ? {} : { unhandledRejections: rejections }),
+    wallMs,
+    cpuMs,
+    heapBytes,
+  };
+}
+
 /** An outcome for a run that could not start (no context, no isolate). */
 export function sandboxFailure(message: string): SandboxRunOutcome {
   return { status: "error", error: { phase: "limit", name: "SandboxError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };

@@ -125,7 +125,9 @@ export interface SandboxRunOutcome {
   /**
    * Promise rejections the script left unhandled, as isolated-vm reports them: at the end of each
    * hand-off to the isolate (the start, a delivery of results), the first promise then rejected
-   * with no handler on it. At most `MAX_UNHANDLED_REJECTIONS` (5), in order; absent for none.
+   * with no handler on it. The in-process driver reports the start's only (see
+   * isolate-runner.ts: awaiting each delivery would slow every chain). At most
+   * {@link MAX_UNHANDLED_REJECTIONS}, in order; absent for none.
    * A rejection handled in a later hand-off (`const p = f(); await tools.x(); await p`) is
    * still listed, as every JavaScript runtime reports it.
    */

@@ -44,6 +44,7 @@ import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import {
   AbortHook,
   callFromFrame,
+  closingOutcome,
   compilePrelude,
   configJson,
   dispatchCall,
@@ -501,21 +502,14 @@ class SyncRun {
       this.#abortHook = undefined;
     }
     const finish = this.#finish;
-    const settled = this.#settled ?? { status: "error", error: { phase: "limit", name: "SandboxError", message: "the run ended without an outcome" } };
+    const outcome = closingOutcome(this.#settled, this.#rejections, performance.now() - this.#wallStart, Number(this.#cpuNs) / 1e6, heapBytes);
     this.#finish = undefined;
     this.#request = undefined;
     this.#prepared = undefined;
     this.#calls = undefined;
     this.frames.length = 0;
-    const rejections = this.#rejections;
     this.#rejections = undefined;
-    finish?.({
-      ...settled,
-      ...(rejections === undefined ? {} : { unhandledRejections: rejections }),
-      wallMs: performance.now() - this.#wallStart,
-      cpuMs: Number(this.#cpuNs) / 1e6,
-      heapBytes,
-    });
+    finish?.(outcome);
   }
 }
 

@@ -123,7 +123,9 @@ export interface CallsNotAwaitedWarning {
  * function called without `await` that threw, a `.then` callback that threw): the error never
  * reached the script's result, so the run looks fine while part of it failed. One warning per
  * rejection, at most 5 a run; as in every JavaScript runtime, a rejection handled only later
- * (`const p = f(); await tools.x(); await p`) is reported too.
+ * (`const p = f(); await tools.x(); await p`) is reported too. The in-process driver reports
+ * only rejections made before the script's first `await` ends (the process driver, the default,
+ * reports all).
  */
 export interface UnhandledRejectionWarning {
   readonly code: "UNHANDLED_REJECTION";
