@@ -105,14 +105,37 @@ function packEvent(event: TraceEvent): Buffer {
   return holdsLoneSurrogate(event) ? packWide([ESCAPED_FRAME_TAG, escapeStrings(event)]) : packWide(event);
 }
 
-/** Packs with the fast encoder, or with {@link widePackr} when an object has too many keys for it. */
+/**
+ * Packs with the fast encoder, or with {@link widePackr} when an object has too many keys for it,
+ * or, when that fails too, with every plain object as a `Map` (see {@link asMaps}).
+ */
 function packWide(value: unknown): Buffer {
   try {
     return packr.pack(value);
   } catch {
     // msgpackr says which option it needs in its message; any failure gets the second try.
-    return widePackr.pack(value);
+    try {
+      return widePackr.pack(value);
+    } catch {
+      return widePackr.pack(asMaps(value));
+    }
   }
+}
+
+/**
+ * `value` with every plain object (and array) copied, each object as a `Map` of its own keys:
+ * msgpackr writes a Map as the same msgpack map, which decodes to the same plain object, but
+ * reads no key of it as its own protocol. A plain object whose `constructor` and `toJSON` keys
+ * are data (`{"constructor":1,"toJSON":1}`, valid JSON a tool may return or a script pass) makes
+ * msgpackr call `toJSON` and throw; as a Map it is written as it is. Only on that failure: it costs
+ * a copy.
+ */
+function asMaps(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return value.map(asMaps);
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  return new Map(Object.keys(value).map((key) => [key, asMaps((value as Record<string, unknown>)[key])]));
 }
 
 /**

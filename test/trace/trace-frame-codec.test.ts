@@ -95,6 +95,15 @@ describe("trace frame codec", () => {
     const decoded = decodeTraceFrames(frame).events[0] as Extract<TraceEvent, { type: "tool-result" }>;
     expect(Object.keys((decoded.result as { structured: object }).structured)).toHaveLength(70_000);
   });
+
+  it("encodes JSON whose constructor and toJSON keys are data (msgpackr would call toJSON), and gives it back", () => {
+    // JSON.parse makes `__proto__` an own key, as a tool's JSON does.
+    const parsed = JSON.parse('{"constructor":1,"toJSON":1,"nested":[{"constructor":"x","toJSON":"y","__proto__":2}]}') as Record<string, unknown>;
+    const event = { ...toolCallEvent(0), args: parsed } as TraceEvent;
+    const decoded = decodeTraceFrames(encodeTraceFrame(event)).events[0] as Extract<TraceEvent, { type: "tool-call" }>;
+    expect(JSON.stringify(decoded.args)).toBe(JSON.stringify(parsed));
+    expect(Object.getPrototypeOf((decoded.args as { nested: object[] }).nested[0])).toBe(Object.prototype);
+  });
 });
 
 /** The UTF-16 code units of `text`: what a script sees, and what must survive a trace. */
