@@ -95,9 +95,10 @@ export class InProcessSandboxDriver implements SandboxDriver {
   async run(request: SandboxRunRequest): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
     // A run started from inside a tool call of this driver's runs (a tool that runs a chain),
-    // while the call is in progress, skips the queue: its caller holds a slot until it ends, so
-    // waiting could never end. The depth of such nesting is bounded instead. Work the call left
-    // behind (a timer it set) starts runs that queue as any other (see ToolCallFrame).
+    // while its run is in progress, skips the queue: its caller holds a slot until it ends, so
+    // waiting could never end. The depth of such nesting is bounded instead. Work a call left
+    // behind (a timer it set) starts runs that queue as any other once its run has ended (see
+    // ToolCallFrame).
     const caller = this.#nesting.current;
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
@@ -120,9 +121,11 @@ export class InProcessSandboxDriver implements SandboxDriver {
       } catch (error) {
         throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
       }
+      const frame = this.#nesting.frameOf(caller);
       try {
-        return await runner.run(this.#nesting.within(request, caller));
+        return await runner.run(this.#nesting.within(request, frame));
       } finally {
+        frame.settle();
         this.#pool.release(runner);
       }
     } finally {

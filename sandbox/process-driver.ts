@@ -193,9 +193,10 @@ export class ProcessSandboxDriver implements SandboxDriver {
     if (this.#closed) throw closedError();
     if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
     // A run started from inside a tool call of this driver's runs (a tool that runs a chain),
-    // while the call is in progress: its caller holds a child until it ends, so it goes first and
+    // while its run is in progress: its caller holds a child until it ends, so it goes first and
     // may start a child past maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
-    // Work the call left behind (a timer it set) starts runs that queue (see ToolCallFrame).
+    // Work a call left behind (a timer it set) starts runs that queue once its run has ended (see
+    // ToolCallFrame).
     const caller = this.#nesting.current;
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
@@ -209,9 +210,11 @@ export class ProcessSandboxDriver implements SandboxDriver {
     if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
     const runStart = performance.now();
     let outcome: SandboxRunOutcome;
+    const frame = this.#nesting.frameOf(caller);
     try {
-      outcome = await child.run(this.#nesting.within(request, caller));
+      outcome = await child.run(this.#nesting.within(request, frame));
     } finally {
+      frame.settle();
       if (depth === 0) this.#ordinaryBusy--;
       this.#release(child);
       this.#serveWaiting();

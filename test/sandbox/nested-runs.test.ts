@@ -1,7 +1,7 @@
 /**
  * A tool that runs a chain on the same driver (a sub-agent): the inner run must not wait for a
  * sandbox its caller holds, and a tool whose chain calls it again must stop. Work a tool call
- * left behind (a timer, an interval) starts runs that are not nested once the call is over.
+ * left behind (a timer, an interval) starts runs that are not nested once its run is over.
  */
 import { describe, expect, it, vi } from "vitest";
 import { InProcessSandboxDriver } from "../../sandbox/in-process-driver.ts";
@@ -47,7 +47,7 @@ describe.each(drivers)("nested runs (%s)", (_label, create) => {
     }
   }, 60_000);
 
-  it("queues the runs of an interval a tool call set once the call is over: the cap holds for them", async () => {
+  it("queues the runs of an interval a tool call set once its run is over: the cap holds for them", async () => {
     const driver = create();
     let active = 0;
     let peak = 0;
@@ -99,7 +99,7 @@ describe.each(drivers)("nested runs (%s)", (_label, create) => {
     }
   }, 30_000);
 
-  it("does not count a run started by a timer of a finished tool call as nested, however many generations", async () => {
+  it("does not count a run started by a timer of a finished run's tool call as nested, however many generations", async () => {
     const driver = create();
     const generations = MAX_NESTED_RUNS + 2;
     const runs: Promise<TracedChainRunResult>[] = [];
