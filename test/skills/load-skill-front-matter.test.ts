@@ -1,39 +1,13 @@
 // loadSkill against files a person saved in the wrong encoding or wrote with YAML habits, and
 // descriptions that must not reach a prompt or a terminal raw.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { describe, expect, it } from "vitest";
 import { loadSkill } from "../../src/skills/load-skill.ts";
+import { skillErrorOf, skillFolders } from "./skill-folders.ts";
 
-let root: string;
-
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "isochain-skills-text-"));
-});
-
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-/** A skill folder `folder` under the test root whose `SKILL.md` holds `content`; returns the folder. */
-async function skillDir(folder: string, content: string | Uint8Array): Promise<string> {
-  const dir = join(root, folder);
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, "SKILL.md"), content);
-  return dir;
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<{ message: string; details: Readonly<Record<string, unknown>> }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isChainRuntimeError(error) && error.code === "SKILL_INVALID") return error;
-    throw error;
-  }
-  throw new Error("did not throw");
-}
+const folders = skillFolders("isochain-skills-text-");
+const skillDir = folders.skillDir;
+const errorOf = skillErrorOf;
 
 /** A SKILL.md with `front` as its front-matter lines. */
 const skillText = (front: string): string => `---\n${front}\n---\nDo things.\n`;

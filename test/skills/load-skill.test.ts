@@ -4,36 +4,13 @@ import { mkdir, mkdtemp, open, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isChainRuntimeError } from "../../src/kernel/index.ts";
+import { describe, expect, it } from "vitest";
 import { MAX_SKILL_FILE_BYTES, loadSkill, loadSkills } from "../../src/skills/load-skill.ts";
+import { skillErrorOf, skillFolders } from "./skill-folders.ts";
 
-let root: string;
-
-beforeEach(async () => {
-  root = await mkdtemp(join(tmpdir(), "isochain-skills-"));
-});
-
-afterEach(async () => {
-  await rm(root, { recursive: true, force: true });
-});
-
-async function skillDir(folder: string, text: string | undefined): Promise<string> {
-  const dir = join(root, folder);
-  await mkdir(dir, { recursive: true });
-  if (text !== undefined) await writeFile(join(dir, "SKILL.md"), text);
-  return dir;
-}
-
-async function errorOf(promise: Promise<unknown>): Promise<{ message: string; details: Readonly<Record<string, unknown>> }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isChainRuntimeError(error) && error.code === "SKILL_INVALID") return error;
-    throw error;
-  }
-  throw new Error("did not throw");
-}
+const folders = skillFolders("isochain-skills-");
+const skillDir = folders.skillDir;
+const errorOf = skillErrorOf;
 
 /** Makes a FIFO at `path` and runs `run`; then opens the FIFO for writing, which ends an open blocked on it (so the worker can exit). */
 async function withFifo(path: string, run: () => Promise<void>): Promise<void> {
@@ -111,7 +88,7 @@ describe("loadSkill", () => {
       expect(error).not.toBe("still pending");
       expect(error).toMatchObject({ details: { file, fileType: "FIFO" } });
       expect((error as { message: string }).message).toBe(`${file}: the skill file is a FIFO, not a regular file.`);
-      expect(await settledSoon(errorOf(loadSkills(root)))).toMatchObject({ details: { file, fileType: "FIFO" } });
+      expect(await settledSoon(errorOf(loadSkills(folders.root)))).toMatchObject({ details: { file, fileType: "FIFO" } });
     });
   });
 
@@ -135,9 +112,9 @@ describe("loadSkill", () => {
   });
 
   it.runIf(unix)("refuses a SKILL.md that is a symbolic link, without reading what it points to", async () => {
-    const secret = join(root, "secret.md");
+    const secret = join(folders.root, "secret.md");
     await writeFile(secret, "---\nname: secret\ndescription: leak\n---\nTOP SECRET\n");
-    const skills = join(root, "skills");
+    const skills = join(folders.root, "skills");
     const dir = join(skills, "a");
     await mkdir(dir, { recursive: true });
     await symlink(join("..", "..", "secret.md"), join(dir, "SKILL.md"));
@@ -150,8 +127,8 @@ describe("loadSkill", () => {
 
   it.runIf(unix)("follows a link given as the folder itself (the caller's own path)", async () => {
     const dir = await skillDir("real", "---\nname: real\ndescription: d\n---\n");
-    await symlink(dir, join(root, "alias"));
-    expect(await loadSkill(join(root, "alias"))).toMatchObject({ name: "real", path: join(root, "alias") });
+    await symlink(dir, join(folders.root, "alias"));
+    expect(await loadSkill(join(folders.root, "alias"))).toMatchObject({ name: "real", path: join(folders.root, "alias") });
   });
 
   it("refuses a blank name or description, quoted or not, and trims them", async () => {
@@ -188,28 +165,28 @@ describe("loadSkills", () => {
     await skillDir("b-second", "---\nname: second\ndescription: d\n---\n");
     await skillDir("a-first", "---\nname: first\ndescription: d\n---\n");
     await skillDir(".hidden", undefined);
-    await writeFile(join(root, "README.md"), "not a skill");
-    const skills = await loadSkills(root);
+    await writeFile(join(folders.root, "README.md"), "not a skill");
+    const skills = await loadSkills(folders.root);
     expect(skills.map((skill) => skill.name)).toEqual(["first", "second"]);
   });
 
   it("fails on a subfolder without SKILL.md", async () => {
     await skillDir("ok", "---\nname: ok\ndescription: d\n---\n");
     await skillDir("assets", undefined);
-    expect((await errorOf(loadSkills(root))).details.file).toBe(join(root, "assets", "SKILL.md"));
+    expect((await errorOf(loadSkills(folders.root))).details.file).toBe(join(folders.root, "assets", "SKILL.md"));
   });
 
   it("fails on two skills with one name", async () => {
     await skillDir("one", "---\nname: same\ndescription: d\n---\n");
     await skillDir("two", "---\nname: same\ndescription: d\n---\n");
-    expect((await errorOf(loadSkills(root))).message).toMatch(/"same" is also used by/);
+    expect((await errorOf(loadSkills(folders.root))).message).toMatch(/"same" is also used by/);
   });
 
   it.runIf(unix)("fails on a symbolic link to a folder, inside or outside the skills folder, naming the link", async () => {
     const outside = await mkdtemp(join(tmpdir(), "isochain-skills-outside-"));
     try {
       await writeFile(join(outside, "SKILL.md"), "---\nname: linked\ndescription: from elsewhere\n---\nbody\n");
-      const skills = join(root, "skills");
+      const skills = join(folders.root, "skills");
       await mkdir(skills);
       await symlink(outside, join(skills, "linked"));
       const error = await errorOf(loadSkills(skills));
@@ -227,16 +204,16 @@ describe("loadSkills", () => {
 
   it.runIf(unix)("ignores links to files, dangling links, dot-named links and FIFOs, as it ignores files", async () => {
     await skillDir("ok", "---\nname: ok\ndescription: d\n---\n");
-    await writeFile(join(root, "notes.md"), "not a skill");
-    await symlink("notes.md", join(root, "notes-link.md"));
-    await symlink("nowhere", join(root, "dangling"));
-    await symlink("ok", join(root, ".hidden-link"));
-    await withFifo(join(root, "pipe"), async () => {
-      expect(await settledSoon(loadSkills(root).then((skills) => skills.map((skill) => skill.name)))).toEqual(["ok"]);
+    await writeFile(join(folders.root, "notes.md"), "not a skill");
+    await symlink("notes.md", join(folders.root, "notes-link.md"));
+    await symlink("nowhere", join(folders.root, "dangling"));
+    await symlink("ok", join(folders.root, ".hidden-link"));
+    await withFifo(join(folders.root, "pipe"), async () => {
+      expect(await settledSoon(loadSkills(folders.root).then((skills) => skills.map((skill) => skill.name)))).toEqual(["ok"]);
     });
   });
 
   it("fails on a missing parent folder", async () => {
-    expect((await errorOf(loadSkills(join(root, "nope")))).message).toMatch(/cannot read the skills folder/);
+    expect((await errorOf(loadSkills(join(folders.root, "nope")))).message).toMatch(/cannot read the skills folder/);
   });
 });
