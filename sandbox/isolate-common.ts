@@ -634,4 +634,15 @@ export class AbortHook {
   handleEvent(): void {
     this.run?.kill("cancelled");
   }
+
+  /**
+   * Listens for `signal` on behalf of `run`. A signal that fired while the run was being set up
+   * (its context made, its script compiled) fires no event any more: it cancels the run at once.
+   */
+  static attach(signal: AbortSignal, run: { kill(reason: KillReason): void }): AbortHook {
+    const hook = new AbortHook(run);
+    signal.addEventListener("abort", hook, { once: true });
+    if (signal.aborted) hook.handleEvent();
+    return hook;
+  }
 }

@@ -350,8 +350,7 @@ class ActiveRun {
     started.catch((error: unknown) => this.#onStartRejected(error));
     watch(this);
     if (request.signal !== undefined) {
-      this.#abortHook = new AbortHook(this);
-      request.signal.addEventListener("abort", this.#abortHook, { once: true });
+      this.#abortHook = AbortHook.attach(request.signal, this);
     }
     this.#track();
     this.#spin();

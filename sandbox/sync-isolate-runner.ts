@@ -273,8 +273,7 @@ class SyncRun {
     const { promise, resolve } = Promise.withResolvers<SandboxRunOutcome>();
     this.#finish = resolve;
     if (request.signal !== undefined) {
-      this.#abortHook = new AbortHook(this);
-      request.signal.addEventListener("abort", this.#abortHook, { once: true });
+      this.#abortHook = AbortHook.attach(request.signal, this);
     }
     const config = configJson(request, prepared);
     this.#enter((timeout) => {

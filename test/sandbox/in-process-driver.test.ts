@@ -70,3 +70,23 @@ describe("InProcessSandboxDriver maxIsolates", () => {
     expect(() => new InProcessSandboxDriver({ maxIsolates: 1.5 })).toThrow(/maxIsolates/);
   });
 });
+
+describe("InProcessSandboxDriver cancellation while a run is set up", () => {
+  it("cancels a run whose signal fires while its context is still being made (the signal fires no event after)", async () => {
+    const driver = new InProcessSandboxDriver({ poolSize: 0 });
+    try {
+      const looping = compileScript("while (true) {}");
+      if (!looping.ok) throw new Error("compile");
+      const controller = new AbortController();
+      const onToolCall = (): Promise<InvocationResult> => Promise.resolve({ status: "ok", text: "" });
+      // No warm context (poolSize 0): the run awaits a new one when the signal fires.
+      const running = driver.run(request(onToolCall, { script: looping.code, toolNames: [], signal: controller.signal }));
+      controller.abort();
+      const outcome = await running;
+      expect(outcome.status).toBe("cancelled");
+      expect(outcome.wallMs).toBeLessThan(4_000); // not the 5 s totalTimeoutMs of a loop nobody stopped
+    } finally {
+      await driver.close();
+    }
+  });
+});
