@@ -6,8 +6,9 @@
  * @module
  */
 import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
-import { ChainRuntimeError } from "../src/kernel/index.ts";
+import { ChainRuntimeError, describeThrown } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
+import { loadPreludeSource } from "./prelude-bundle.ts";
 import { bindQueueWait, MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
 
 /**
@@ -117,9 +118,12 @@ export class InProcessSandboxDriver implements SandboxDriver {
     try {
       let runner;
       try {
+        // Loaded once, without blocking the host (see loadPreludeSource); then a string.
+        const prelude = loadPreludeSource();
+        if (prelude instanceof Promise) await prelude;
         runner = this.#pool.acquire(request.limits.memoryLimitMb);
       } catch (error) {
-        throw new ChainRuntimeError("SANDBOX_FAILED", "Could not start an isolate.", { cause: error });
+        throw new ChainRuntimeError("SANDBOX_FAILED", `Could not start an isolate: ${describeThrown(error)}`, { cause: error });
       }
       const frame = this.#nesting.frameOf(caller);
       try {
@@ -163,7 +167,8 @@ export class InProcessSandboxDriver implements SandboxDriver {
   }
 
   /** Fills the pool to its warm size. */
-  warm(): Promise<void> {
+  async warm(): Promise<void> {
+    await loadPreludeSource();
     return this.#pool.warm();
   }
 

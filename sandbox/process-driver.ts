@@ -30,7 +30,7 @@ import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
 import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
-import { getPreludeSource } from "./prelude-bundle.ts";
+import { getPreludeSource, loadPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
 import { bindQueueWait, MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
@@ -201,6 +201,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     const waitStart = performance.now();
+    if (this.#preludeSource === undefined) await this.#loadPrelude();
     const child = await this.#acquire(request.signal, depth > 0, request.limits.totalTimeoutMs);
     if (child === "timeout") {
       // As the in-process driver: a chain queued past its whole budget ends, it does not start late.
@@ -244,6 +245,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
   async warm(): Promise<void> {
     if (this.#closed) throw closedError();
     if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
+    await this.#loadPrelude();
     this.#refill();
     const starting = [...this.#children].filter((child) => child.state === "starting");
     const results = await Promise.allSettled(starting.map((child) => child.ready));
@@ -401,6 +403,11 @@ export class ProcessSandboxDriver implements SandboxDriver {
     let count = 0;
     for (const child of this.#children) if (child.state === "starting") count++;
     return count;
+  }
+
+  /** The prelude children are handed, loaded once without blocking the host (see loadPreludeSource). */
+  async #loadPrelude(): Promise<void> {
+    this.#preludeSource ??= this.#preludeOverride ?? (await loadPreludeSource());
   }
 
   /** Spawns children until `processes` are alive. */

@@ -28,7 +28,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomInt, randomUUID } from "node:crypto";
 import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
 import type { SandboxDriver, SandboxError, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
-import { compileScriptDeferred, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
+import { compileScriptAsync, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
 import { decisionToFailure, effectiveRisk } from "../invoker/gates/request-approval.ts";
@@ -442,16 +442,22 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       await this.#fireChainStart(chainId, code);
     }
 
+    // On a cache miss V8's check of the compiled code is deferred: it runs while the sandbox
+    // compiles the same code (see DeferredCompile), not before. esbuild, where a script needs it,
+    // is waited for without blocking the host (see compileScriptAsync).
+    let pending = typeof code === "string" ? compileScriptAsync(code) : invalidInput();
+    if (pending instanceof Promise) {
+      run.stage = "the compiler (esbuild)";
+      pending = await pending;
+    }
+    const compiling = pending;
+
     // Answered without this run while it waited above (see #withinDeadline): the script never
     // starts, and the trace still gets its end, should the store take it now.
     if (run.abandoned !== undefined) {
       const { status, error } = run.abandoned;
       return this.#finish(chainId, started, { status, ...(error ? { error } : {}), outputText: "", seed, clockStart, run });
     }
-
-    // On a cache miss V8's check of the compiled code is deferred: it runs while the sandbox
-    // compiles the same code (see DeferredCompile), not before.
-    const compiling = typeof code === "string" ? compileScriptDeferred(code) : invalidInput();
     let compiled = isDeferredCompile(compiling) ? compiling.result : compiling;
     const compileFailed = (error: ChainError): Promise<TracedChainRunResult> =>
       this.#finish(chainId, started, { status: "error", error, outputText: "", seed, clockStart, run });
@@ -1143,7 +1149,7 @@ const CHAIN_TOOL_OPTION_NAMES = optionNames<ToolChainToolOptions>({
 });
 
 /** `work`'s value, computed in the check phase of this event-loop turn (after its I/O and microtasks). */
-function afterThisTurn<T>(work: () => T): Promise<T> {
+function afterThisTurn<T>(work: () => T | Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     setImmediate(() => {
       try {

@@ -12,8 +12,9 @@
  *   │  (`const a` twice passes), so V8 compiles the result once (node:vm Script, never
  *   │  run) for the early errors the isolate would raise. Taken only when both accept it
  *   │  and the scan saw nothing that needs esbuild; anything else falls through.
- *   ├─ esbuild transformSync (ts loader, target node24, external source map, never an input
- *   │  one the script names): the authority. Its errors become the compile ChainError,
+ *   ├─ esbuild transform (ts loader, target node24, external source map, never an input
+ *   │  one the script names): the authority. `compileScript` calls its synchronous API; the
+ *   │  chain runtime (`compileScriptAsync`) its asynchronous one, never blocking the host. Its errors become the compile ChainError,
  *   │  positioned in the original text. Helpers it emits (decorators) move inside an arrow
  *   │  function, so the code stays one expression.
  *   ├─ the code ends with COMPILED_SCRIPT_TRAILER, so no `//# sourceURL=` of the script
@@ -44,9 +45,10 @@
 import * as module from "node:module";
 import { createContext, runInContext, Script } from "node:vm";
 import { transformSync } from "esbuild";
-import type { Message, TransformOptions } from "esbuild";
-import { ChainRuntimeError, sha256Hex } from "../kernel/index.ts";
+import type { Message, TransformOptions, TransformResult } from "esbuild";
+import { ChainRuntimeError, describeThrown, sha256Hex } from "../kernel/index.ts";
 import type { ChainError } from "../kernel/index.ts";
+import { callEsbuild, esbuildMessages } from "../kernel/esbuild-service.ts";
 import { codeFrame } from "./code-frame.ts";
 import { CompileCache } from "./compile-cache.ts";
 import {
@@ -154,51 +156,134 @@ function confirmed(compiling: CompileResult | DeferredCompile): CompileResult {
  * script: 225-255 µs of a 612-643 µs compile here). Code V8 refuses cannot start in the sandbox
  * either, so nothing of it has run when the check says so.
  */
-export interface DeferredCompile {
+export interface DeferredCompile<Final extends CompileResult | Promise<CompileResult> = CompileResult> {
   /** The compiled code, not yet checked by V8. */
   readonly result: CompileSuccess;
   /**
    * Runs V8's check and returns the final result, as {@link compileScript} would have: `result`
    * itself when V8 accepts it; esbuild's code when V8 refused the type stripper's output; a
-   * failure when the script has an early error. Caches the final result. Throws
-   * `COMPILE_FAILED` only when esbuild itself cannot run.
+   * failure when the script has an early error. Caches the final result. Throws (or, from
+   * {@link compileScriptAsync}, rejects with) `COMPILE_FAILED` only when esbuild itself cannot run.
    */
-  confirm(): CompileResult;
+  confirm(): Final;
 }
+
+/** @internal What {@link compileScriptAsync} hands out: its confirm may have to wait for esbuild. */
+export type AsyncDeferredCompile = DeferredCompile<CompileResult | Promise<CompileResult>>;
 
 /**
  * @internal {@link compileScript} with V8's check deferred on a cache miss (see
  * {@link DeferredCompile}). A hit, a failure found before the check and a non-string never defer.
  */
 export function compileScriptDeferred(source: string, options: CompileOptions = {}): CompileResult | DeferredCompile {
+  // Never a promise: the blocking runner answers every esbuild job before it returns.
+  return compileWith(source, options, runBlocking) as CompileResult | DeferredCompile;
+}
+
+/**
+ * @internal {@link compileScriptDeferred} for the chain runtime: esbuild is called through its
+ * asynchronous API, so no compile ever blocks the host's thread. esbuild's synchronous API waits
+ * (`Atomics.wait`, no timeout) for a worker thread of its own, and a worker that could not start
+ * (the process out of file descriptors when the first compile needed it, say) left the whole host
+ * waiting forever. What needs no esbuild (a cache hit, the type stripper's path) is answered
+ * without a turn of the event loop, as before; the rest is a promise, as is a `confirm` that
+ * falls back to esbuild.
+ */
+export function compileScriptAsync(
+  source: string,
+  options: CompileOptions = {},
+): CompileResult | AsyncDeferredCompile | Promise<CompileResult | AsyncDeferredCompile> {
+  return compileWith(source, options, runWithoutBlocking);
+}
+
+/** True for a {@link DeferredCompile}. */
+export function isDeferredCompile<T extends object, D extends DeferredCompile<CompileResult | Promise<CompileResult>>>(value: T | D): value is D {
+  return "confirm" in value;
+}
+
+/** The compile of `source`, its esbuild jobs answered by `run`; see {@link compileScriptDeferred}. */
+function compileWith(source: string, options: CompileOptions, run: StepRunner): CompileResult | AsyncDeferredCompile | Promise<CompileResult | AsyncDeferredCompile> {
   const filename = options.filename ?? DEFAULT_SOURCE_NAME;
   const engine = options.engine ?? "auto";
   const cache = options.cache === false ? undefined : (options.cache ?? defaultCompileCache);
   const hit = cache?.get(source);
   if (hit !== undefined && hit.filename === filename && hit.engine === engine) return hit.result;
 
-  const compiled = compileUncached(source, filename, engine);
-  if (!isDeferredCompile(compiled)) {
-    cache?.set(source, { result: compiled, filename, engine }, compiled.ok ? compiled.code.length : 0);
-    return compiled;
-  }
-  return {
-    result: compiled.result,
-    confirm(): CompileResult {
-      const result = compiled.confirm();
-      cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
-      return result;
-    },
+  const cached = (result: CompileResult): CompileResult => {
+    cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
+    return result;
   };
+  return afterward(run(compileSteps(source, filename, engine)), (compiled): CompileResult | AsyncDeferredCompile => {
+    if (!isPendingCheck(compiled)) return cached(compiled);
+    return { result: compiled.result, confirm: () => afterward(run(compiled.check()), cached) };
+  });
 }
 
-/** True for a {@link DeferredCompile}. */
-export function isDeferredCompile<T extends object>(value: T | DeferredCompile): value is DeferredCompile {
-  return "confirm" in value;
+/** `then(value)` now when `value` is not a promise, else once it resolves. */
+function afterward<T, U>(value: T | Promise<T>, then: (value: T) => U): U | Promise<U> {
+  return value instanceof Promise ? value.then(then) : then(value);
 }
 
-/** Every step of a compile but V8's check (see {@link checkWithV8}), which a success leaves to `confirm`. */
-function compileUncached(source: string, filename: string, engine: "auto" | "esbuild"): CompileResult | DeferredCompile {
+/** One esbuild transform a compile needs: the text given to esbuild and the name in its map. */
+interface EsbuildJob {
+  readonly input: string;
+  readonly filename: string;
+}
+
+/**
+ * The steps of a compile, written once for both ways of running esbuild: each esbuild transform
+ * it needs is yielded as a job, and the runner hands back its output.
+ */
+type CompileSteps<T> = Generator<EsbuildJob, T, EsbuildOutput>;
+
+/** Runs {@link CompileSteps} to their end, answering every esbuild job on the way. */
+type StepRunner = <T>(steps: CompileSteps<T>) => T | Promise<T>;
+
+/** esbuild's output for `input`, from whichever runner drives the steps. */
+function* esbuild(input: string, filename: string): CompileSteps<EsbuildOutput> {
+  return yield { input, filename };
+}
+
+/** Answers each job with esbuild's synchronous API, on this thread. */
+function runBlocking<T>(steps: CompileSteps<T>): T {
+  let step = steps.next();
+  while (step.done !== true) step = steps.next(runEsbuild(step.value));
+  return step.value;
+}
+
+/** Ends at once when no job comes; from the first job on, answers each with esbuild's asynchronous API. */
+function runWithoutBlocking<T>(steps: CompileSteps<T>): T | Promise<T> {
+  const step = steps.next();
+  return step.done === true ? step.value : finishAsync(steps, step.value);
+}
+
+async function finishAsync<T>(steps: CompileSteps<T>, first: EsbuildJob): Promise<T> {
+  let job = first;
+  for (;;) {
+    const step = steps.next(await runEsbuildAsync(job));
+    if (step.done === true) return step.value;
+    job = step.value;
+  }
+}
+
+/** A compiled script whose V8 check is still to run (see {@link DeferredCompile}). */
+interface PendingCheck {
+  readonly result: CompileSuccess;
+  check(): CompileSteps<CompileResult>;
+}
+
+function isPendingCheck(value: CompileResult | PendingCheck): value is PendingCheck {
+  return "check" in value;
+}
+
+/** A compile's steps and V8's check, one after the other: its final result. */
+function* compiledNow(source: string, filename: string, engine: "auto" | "esbuild"): CompileSteps<CompileResult> {
+  const compiled = yield* compileSteps(source, filename, engine);
+  return isPendingCheck(compiled) ? yield* compiled.check() : compiled;
+}
+
+/** Every step of a compile but V8's check (see {@link checkWithV8}), which a success leaves to `check`. */
+function* compileSteps(source: string, filename: string, engine: "auto" | "esbuild"): CompileSteps<CompileResult | PendingCheck> {
   const hash = sha256Hex(source);
   const text = new SourceText(source);
   const tooBig = (message: string, offset?: number): CompileFailure => ({ ok: false, hash, error: text.error("CompileError", message, offset) });
@@ -233,7 +318,7 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
     usedEngine = "strip";
     map = createSourcePositionMapper({ filename, lineCount: text.lineCount, lineOffset: COMPILED_SCRIPT_LINE_OFFSET });
   } else {
-    const output = runEsbuild(wrapped, filename);
+    const output = yield* esbuild(wrapped, filename);
     if (!output.ok) return { ok: false, hash, error: explainEsbuildError(output.message, text, scan) };
     code = asOneExpression(output.code);
     usedEngine = "esbuild";
@@ -247,18 +332,18 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
   }
   code += COMPILED_SCRIPT_TRAILER;
 
-  const refused = findRefusedSyntax(code, text, scan, filename);
+  const refused = yield* findRefusedSyntax(code, text, scan, filename);
   if (refused !== undefined) {
     // V8's check comes first on the fast path: stripped code V8 refuses goes to esbuild, whose
     // verdict stands (a rare case: no reason to defer it).
-    if (usedEngine === "strip" && !isOneFunctionBody(code)) return confirmed(compileUncached(source, filename, "esbuild"));
+    if (usedEngine === "strip" && !isOneFunctionBody(code)) return yield* compiledNow(source, filename, "esbuild");
     return { ok: false, hash, error: refused };
   }
   const result: CompileSuccess = { ok: true, code, hash, map, engine: usedEngine };
   // Where the scanner had to guess (a `/` after a block), the code could close its wrapper early
   // and run part of itself before the script starts: checked before anything runs.
-  if (scan.ambiguousSlash !== undefined) return checkWithV8(result, source, filename, text, scan);
-  return { result, confirm: () => checkWithV8(result, source, filename, text, scan) };
+  if (scan.ambiguousSlash !== undefined) return yield* checkWithV8(result, source, filename, text, scan);
+  return { result, check: () => checkWithV8(result, source, filename, text, scan) };
 }
 
 /**
@@ -267,9 +352,9 @@ function compileUncached(source: string, filename: string, engine: "auto" | "esb
  * esbuild does not check itself (a regular expression's syntax, for one), a refusal being a
  * compile error positioned in the original.
  */
-function checkWithV8(result: CompileSuccess, source: string, filename: string, text: SourceText, scan: ScriptScan): CompileResult {
+function* checkWithV8(result: CompileSuccess, source: string, filename: string, text: SourceText, scan: ScriptScan): CompileSteps<CompileResult> {
   if (result.engine === "strip") {
-    return isOneFunctionBody(result.code) ? result : confirmed(compileUncached(source, filename, "esbuild"));
+    return isOneFunctionBody(result.code) ? result : yield* compiledNow(source, filename, "esbuild");
   }
   const refusedByV8 = v8SyntaxError(result.code, text, result.map, scan);
   return refusedByV8 === undefined ? result : { ok: false, hash: result.hash, error: refusedByV8 };
@@ -285,7 +370,7 @@ function hashbangAsComment(source: string): string {
 }
 
 /** Checks the scan's hints against the compiled code; returns the error to report, if any. */
-function findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, filename: string): CompileError | undefined {
+function* findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, filename: string): CompileSteps<CompileError | undefined> {
   if (scan.dynamicImport !== undefined && /(?<![\w$.])import\s*(?:\(|\.\s*meta\b)/u.test(code)) {
     return text.error("CompileError", MODULE_SYNTAX_MESSAGE, scan.dynamicImport);
   }
@@ -296,7 +381,7 @@ function findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, fil
     // The script compiled, yet a bracket closes nothing: it may have closed the wrapper
     // function early. An extra block around the body turns that into a parse error.
     const doubled = `${COMPILED_SCRIPT_PREFIX.slice(0, -1)}{\n${text.source}\n}${COMPILED_SCRIPT_SUFFIX.slice(1)}`;
-    if (!runEsbuild(doubled, filename).ok) {
+    if (!(yield* esbuild(doubled, filename)).ok) {
       return text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
     }
   }
@@ -417,28 +502,40 @@ const ESBUILD_OPTIONS: TransformOptions = {
  */
 const NO_INPUT_SOURCE_MAP = "\n//# sourceMappingURL=isochain:none";
 
-function runEsbuild(wrapped: string, filename: string): EsbuildOutput {
+/** esbuild's output for a job, through its synchronous API (a worker thread of esbuild's, waited for). */
+function runEsbuild(job: EsbuildJob): EsbuildOutput {
   try {
-    const result = transformSync(`${wrapped}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: filename });
-    const parsed = JSON.parse(result.map) as { mappings?: unknown };
-    if (typeof parsed.mappings !== "string") {
-      throw new ChainRuntimeError("COMPILE_FAILED", "esbuild returned a source map without mappings.");
-    }
-    // The contract is one expression: drop esbuild's statement terminator so a driver may splice
-    // the code into a call (`start(config, <code>)`). Mappings are unaffected (the end is cut).
-    return { ok: true, code: result.code.replace(/;\s*$/, ""), mappings: parsed.mappings };
+    return esbuildOutput(transformSync(`${job.input}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: job.filename }));
   } catch (error) {
-    const first = esbuildErrors(error)?.[0];
-    if (first !== undefined) return { ok: false, message: first };
-    if (error instanceof ChainRuntimeError) throw error;
-    throw new ChainRuntimeError("COMPILE_FAILED", "esbuild could not compile the script.", { cause: error });
+    return esbuildFailure(error);
   }
 }
 
-function esbuildErrors(error: unknown): Message[] | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const errors = (error as { errors?: unknown }).errors;
-  return Array.isArray(errors) && errors.length > 0 ? (errors as Message[]) : undefined;
+/** esbuild's output for a job, through its asynchronous API (see `callEsbuild`). */
+async function runEsbuildAsync(job: EsbuildJob): Promise<EsbuildOutput> {
+  try {
+    return esbuildOutput(await callEsbuild((api) => api.transform(`${job.input}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: job.filename })));
+  } catch (error) {
+    return esbuildFailure(error);
+  }
+}
+
+function esbuildOutput(result: TransformResult): EsbuildOutput {
+  const parsed = JSON.parse(result.map) as { mappings?: unknown };
+  if (typeof parsed.mappings !== "string") {
+    throw new ChainRuntimeError("COMPILE_FAILED", "esbuild returned a source map without mappings.");
+  }
+  // The contract is one expression: drop esbuild's statement terminator so a driver may splice
+  // the code into a call (`start(config, <code>)`). Mappings are unaffected (the end is cut).
+  return { ok: true, code: result.code.replace(/;\s*$/, ""), mappings: parsed.mappings };
+}
+
+/** esbuild's first error as an output, or a throw of `COMPILE_FAILED` when esbuild could not run. */
+function esbuildFailure(error: unknown): EsbuildOutput {
+  const first = esbuildMessages(error)?.[0];
+  if (first !== undefined) return { ok: false, message: first };
+  if (error instanceof ChainRuntimeError) throw error;
+  throw new ChainRuntimeError("COMPILE_FAILED", `esbuild could not compile the script: ${describeThrown(error)}`, { cause: error });
 }
 
 type StripTypes = (code: string, options: { mode: "strip" }) => string;

@@ -10,9 +10,9 @@ vi.mock("../../src/compile/compile-script.ts", async (importOriginal) => {
   const real = await importOriginal<typeof CompileModule>();
   return {
     ...real,
-    compileScriptDeferred: (source: string, options?: CompileModule.CompileOptions) => {
-      const compiling = real.compileScriptDeferred(source, options);
-      if (!forged.on || !real.isDeferredCompile(compiling)) return compiling;
+    compileScriptAsync: (source: string, options?: CompileModule.CompileOptions) => {
+      const compiling = real.compileScriptAsync(source, options);
+      if (!forged.on || compiling instanceof Promise || !real.isDeferredCompile(compiling)) return compiling;
       const good = compiling.confirm();
       return { result: { ...compiling.result, code: "(async function __chain__() {\nreturn );\n})" }, confirm: () => good };
     },
