@@ -86,7 +86,7 @@ export {
 } from "./trace/chain-trace.ts";
 export type { TraceEvent, TraceEventType } from "./trace/trace-event.ts";
 export { isTraceChainId, type TraceListOptions, type TracePruneOptions, type TraceStore, type TraceSummary, UNREADABLE_RESUME_CLAIM } from "./trace/trace-store.ts";
-export { FileTraceStore, type FileTraceStoreOptions, LIVE_WRITER_EXTENSION, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION } from "./trace/file-trace-store.ts";
+export { DEFAULT_MAX_OPEN_TRACE_FILES, FileTraceStore, type FileTraceStoreOptions, LIVE_WRITER_EXTENSION, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION } from "./trace/file-trace-store.ts";
 export { MemoryTraceStore } from "./trace/memory-trace-store.ts";
 export { TraceRecorder, type TraceRecorderFailure, type TraceRecorderOptions, type TraceStartMeta } from "./trace/trace-recorder.ts";
 export { fingerprintToolbox } from "./trace/fingerprint-toolbox.ts";

@@ -21,7 +21,9 @@
  * - A failed write or sync breaks that chain's writer: the batch and every later append of that
  *   chain reject with `STORE_FAILED` (a half-written frame must not be followed by more).
  * - On `chain-end` the writer closes its file handle once its queue is empty, so finished chains
- *   hold no descriptors. A chain this store is still writing is never pruned.
+ *   hold no descriptors. Between events a writer keeps its file open, within the store's
+ *   `maxOpenFiles`: past it, the writer idle longest closes its file and reopens it at its next
+ *   event (see `open-file-budget.ts`). A chain this store is still writing is never pruned.
  * - A resume claim is `<dir>/<chainId>.resumed`, created with `O_EXCL` (so of concurrent claims,
  *   in any number of processes on one file system, one creates it) and synced with its folder
  *   before the claim resolves when `fsync` is on.
@@ -51,6 +53,7 @@ import type { ChainTrace } from "./chain-trace.ts";
 import { readRegularFile } from "../kernel/read-regular-file.ts";
 import { loadTraceFile, MAX_TRACE_FILE_BYTES, readTraceBytes } from "./load-trace-file.ts";
 import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-event.ts";
+import { type FileHolder, OpenFileBudget } from "./open-file-budget.ts";
 import { decodeTraceFrames, encodeTraceFrame, TRACE_FRAME_HEADER_BYTES } from "./trace-frame-codec.ts";
 import {
   assertTraceChainId,
@@ -67,7 +70,7 @@ import {
 } from "./trace-store.ts";
 
 /** Every field of {@link FileTraceStoreOptions}. */
-const FILE_TRACE_STORE_OPTION_NAMES = optionNames<FileTraceStoreOptions>({ dir: true, fsync: true, maxFileBytes: true });
+const FILE_TRACE_STORE_OPTION_NAMES = optionNames<FileTraceStoreOptions>({ dir: true, fsync: true, maxFileBytes: true, maxOpenFiles: true });
 
 /** Options of {@link FileTraceStore}. */
 export interface FileTraceStoreOptions {
@@ -85,7 +88,18 @@ export interface FileTraceStoreOptions {
    * most a trace file is read up to, so that every trace the store writes can be loaded.
    */
   readonly maxFileBytes?: number;
+  /**
+   * Trace files held open at once. A chain's writer keeps its file open between events; past
+   * this many, the file of the chain idle longest is closed and reopened on its next event, so
+   * a burst of chains (thousands queued for a sandbox, each with its log begun) cannot take the
+   * process's every file descriptor. Besides these, a chain whose log is being created holds its
+   * lease file open for a moment. @defaultValue 128
+   */
+  readonly maxOpenFiles?: number;
 }
+
+/** Default of {@link FileTraceStoreOptions.maxOpenFiles}. */
+export const DEFAULT_MAX_OPEN_TRACE_FILES = 128;
 
 /** Extension of trace files. */
 export const TRACE_FILE_EXTENSION = ".trace";
@@ -118,6 +132,7 @@ export class FileTraceStore implements TraceStore {
   readonly maxFileBytes: number;
   readonly #fsync: boolean;
   readonly #writers = new Map<string, ChainLogWriter>();
+  readonly #openFiles: OpenFileBudget;
   #dirReady: Promise<void> | undefined;
   #closed = false;
 
@@ -140,6 +155,18 @@ export class FileTraceStore implements TraceStore {
       });
     }
     this.maxFileBytes = maxFileBytes;
+    const maxOpenFiles = options.maxOpenFiles ?? DEFAULT_MAX_OPEN_TRACE_FILES;
+    if (!Number.isSafeInteger(maxOpenFiles) || maxOpenFiles < 1) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `FileTraceStore maxOpenFiles must be an integer of at least 1; got ${String(options.maxOpenFiles)}.`, {
+        details: { argument: "maxOpenFiles" },
+      });
+    }
+    this.#openFiles = new OpenFileBudget(maxOpenFiles);
+  }
+
+  /** Trace files this store holds open now (at most {@link FileTraceStoreOptions.maxOpenFiles}). */
+  get openFiles(): number {
+    return this.#openFiles.open;
   }
 
   /** Path of the file holding `chainId`'s log. @throws ChainRuntimeError `TRACE_INVALID` for a bad chain id. */
@@ -178,6 +205,7 @@ export class FileTraceStore implements TraceStore {
         dir: this.dir,
         leasePath: this.#leasePath(chainId),
         maxFileBytes: this.maxFileBytes,
+        openFiles: this.#openFiles,
         // A log begins with chain-start in a file of its own: created exclusively, so a chain id
         // with a log already (here or in another process) is refused instead of getting a
         // second chain-start appended, which would leave neither run loadable.
@@ -425,6 +453,8 @@ interface ChainLogWriterOptions {
   /** Where the writer's live-writer lease goes (see the module comment). */
   readonly leasePath: string;
   readonly maxFileBytes: number;
+  /** The store's bound on open trace files: a slot is taken before the file is opened, given back once it is closed. */
+  readonly openFiles: OpenFileBudget;
   readonly ensureDir: () => Promise<void>;
   /** True when the writer's first frame is `chain-start`: the file must not exist yet. */
   readonly createsLog: boolean;
@@ -432,8 +462,11 @@ interface ChainLogWriterOptions {
   readonly onRetire: (writer: ChainLogWriter) => void;
 }
 
-/** The single writer of one chain's file: a queue drained one batch at a time. */
-class ChainLogWriter {
+/**
+ * The single writer of one chain's file: a queue drained one batch at a time. Between batches it
+ * keeps the file open, and lets it go when the store needs the slot (see {@link OpenFileBudget}).
+ */
+class ChainLogWriter implements FileHolder {
   readonly #options: ChainLogWriterOptions;
   #pending: PendingFrame[] = [];
   #draining: Promise<void> | undefined;
@@ -473,9 +506,20 @@ class ChainLogWriter {
   }
 
   #startDrain(): void {
+    this.#options.openFiles.busy(this);
     this.#draining ??= this.#drain().finally(() => {
       this.#draining = undefined;
+      // Queued after the drain found its queue empty, before this ran: drained now.
+      if (this.#pending.length > 0 && this.#failure === undefined) this.#startDrain();
+      // Between events: the file may be closed for another chain, and reopened for the next.
+      else if (this.#handle !== undefined) this.#options.openFiles.idle(this);
     });
+  }
+
+  /** Closes the file between events (the store needs its slot); the next batch reopens it. */
+  async letGo(): Promise<void> {
+    if (this.#draining !== undefined || this.#pending.length > 0) return;
+    await this.#closeHandle();
   }
 
   /** Resolves when nothing is queued or being written. Never rejects. */
@@ -551,6 +595,21 @@ class ChainLogWriter {
   async #open(): Promise<FileHandle> {
     if (this.#handle !== undefined) return this.#handle;
     await this.#options.ensureDir();
+    const slot = this.#options.openFiles.acquire();
+    if (slot !== undefined) await slot;
+    let handle: FileHandle;
+    try {
+      handle = await this.#openFile();
+    } catch (cause) {
+      this.#options.openFiles.release();
+      throw cause;
+    }
+    this.#handle = handle;
+    return handle;
+  }
+
+  /** {@link #open}'s file, once it has a slot. */
+  async #openFile(): Promise<FileHandle> {
     const exclusive = this.#options.createsLog && !this.#opened;
     const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (exclusive ? constants.O_EXCL : 0) | SAFE_OPEN_FLAGS;
     let handle: FileHandle;
@@ -560,6 +619,7 @@ class ChainLogWriter {
       if ((cause as NodeJS.ErrnoException).code === "EEXIST") throw chainIdTakenError(this.#options.chainId);
       throw cause;
     }
+    const reopened = this.#opened;
     this.#opened = true;
     try {
       const stats = await handle.stat();
@@ -568,14 +628,17 @@ class ChainLogWriter {
           details: { chainId: this.#options.chainId, path: this.#options.path },
         });
       }
-      this.#size = stats.size;
-      if (stats.size === 0) {
-        this.#dirSyncDue = true;
-      } else {
-        const { validBytes } = decodeTraceFrames(await readTraceBytes(this.#options.path));
-        if (validBytes < stats.size) {
-          await handle.truncate(validBytes);
-          this.#size = validBytes;
+      // This writer's own file, let go between events (see letGo), ends where it wrote: read as is.
+      if (!reopened || stats.size !== this.#size) {
+        this.#size = stats.size;
+        if (stats.size === 0) {
+          this.#dirSyncDue = true;
+        } else {
+          const { validBytes } = decodeTraceFrames(await readTraceBytes(this.#options.path));
+          if (validBytes < stats.size) {
+            await handle.truncate(validBytes);
+            this.#size = validBytes;
+          }
         }
       }
     } catch (cause) {
@@ -597,7 +660,6 @@ class ChainLogWriter {
         throw cause;
       }
     }
-    this.#handle = handle;
     return handle;
   }
 
@@ -641,8 +703,11 @@ class ChainLogWriter {
 
   async #closeHandle(): Promise<void> {
     const handle = this.#handle;
+    if (handle === undefined) return;
     this.#handle = undefined;
-    await handle?.close().catch(() => undefined);
+    this.#options.openFiles.busy(this);
+    await handle.close().catch(() => undefined);
+    this.#options.openFiles.release();
   }
 
   #brokenError(): ChainRuntimeError {

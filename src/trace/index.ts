@@ -14,7 +14,7 @@ export {
   type TraceOutcome,
 } from "./chain-trace.ts";
 export { exportTraceJson } from "./export-trace-json.ts";
-export { FileTraceStore, LIVE_WRITER_EXTENSION, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION, type FileTraceStoreOptions } from "./file-trace-store.ts";
+export { DEFAULT_MAX_OPEN_TRACE_FILES, FileTraceStore, LIVE_WRITER_EXTENSION, RESUME_CLAIM_EXTENSION, TRACE_FILE_EXTENSION, type FileTraceStoreOptions } from "./file-trace-store.ts";
 export { fingerprintToolbox } from "./fingerprint-toolbox.ts";
 export { foldTraceEvents, type FoldTraceEventsOptions } from "./fold-trace-events.ts";
 export { loadTraceFile, MAX_TRACE_FILE_BYTES } from "./load-trace-file.ts";

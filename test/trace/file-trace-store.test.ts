@@ -1,4 +1,5 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { readdirSync, readlinkSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -27,6 +28,20 @@ const roots: string[] = [];
 function deadPid(): number {
   const child = spawnSync(process.execPath, ["-e", ""]);
   return child.pid as number;
+}
+
+/** Trace files of `dir` this process holds open now (Linux: its descriptors in /proc/self/fd). */
+function openTraceFiles(dir: string): number {
+  let count = 0;
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(`${dir}/`) && target.endsWith(".trace")) count++;
+    } catch {
+      // closed since it was listed
+    }
+  }
+  return count;
 }
 
 async function freshDir(): Promise<string> {
@@ -335,6 +350,38 @@ describe("FileTraceStore", () => {
     expect(await store.liveWriter("big")).toBeUndefined();
     expect(await readdir(dir)).not.toContain("big.live");
     expect(() => new FileTraceStore({ dir, maxFileBytes: MAX_TRACE_FILE_BYTES + 1 })).toThrow(/maxFileBytes must be an integer from 1 to/);
+    await store.close();
+  });
+
+  it("holds at most maxOpenFiles trace files open, whatever the number of chains, and loses nothing", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir, fsync: false, maxOpenFiles: 3 });
+    const ids = Array.from({ length: 20 }, (_, index) => `burst-${index}`);
+    let most = 0;
+    const watch = setInterval(() => (most = Math.max(most, openTraceFiles(dir))), 1);
+    try {
+      // Every chain's log begun at once (as chains queued for a sandbox do), then an event each.
+      await Promise.all(ids.map((id) => store.append(id, chainStartEvent(id))));
+      expect(store.openFiles).toBeLessThanOrEqual(3);
+      expect(openTraceFiles(dir)).toBeLessThanOrEqual(3);
+      await Promise.all(ids.map((id) => store.append(id, toolCallEvent(0))));
+      await Promise.all(ids.map((id) => store.append(id, toolResultEvent(0))));
+      // Their own files, reopened: a chain's writer picks up where it left off, across many reopenings.
+      for (let round = 1; round < 4; round++) {
+        for (const id of ids) await store.append(id, toolCallEvent(round));
+      }
+      await Promise.all(ids.map((id) => store.append(id, chainEndEvent())));
+    } finally {
+      clearInterval(watch);
+    }
+    expect(most).toBeLessThanOrEqual(3);
+    for (const id of ids) {
+      const trace = await store.load(id);
+      expect(trace.calls.map((call) => call.state), id).toEqual(["completed", "in-doubt", "in-doubt", "in-doubt"]);
+      expect(trace.outcome?.status).toBe("ok");
+    }
+    expect(store.openFiles).toBe(0); // every chain ended: no file held
+    expect(() => new FileTraceStore({ dir, maxOpenFiles: 0 })).toThrow(/maxOpenFiles must be an integer of at least 1/);
     await store.close();
   });
 
