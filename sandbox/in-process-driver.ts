@@ -60,6 +60,8 @@ export class InProcessSandboxDriver implements SandboxDriver {
   #running = 0;
   readonly #waiters: Waiter[] = [];
   readonly #nesting = new RunNesting();
+  /** True when the isolates run the built-in prelude (no `preludeSource` given): loaded before the first. */
+  readonly #builtInPrelude: boolean;
 
   /**
    * Creates the driver; isolates are made on first use or by {@link warm}. Throws
@@ -76,6 +78,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
         details: { argument: "maxIsolates", value: options.maxIsolates },
       });
     }
+    this.#builtInPrelude = preludeSource === undefined;
     this.#pool = new IsolatePool({
       drive: "async",
       ...(poolSize === undefined ? {} : { poolSize }),
@@ -119,7 +122,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
       let runner;
       try {
         // Loaded once, without blocking the host (see loadPreludeSource); then a string.
-        const prelude = loadPreludeSource();
+        const prelude = this.#builtInPrelude ? loadPreludeSource() : undefined;
         if (prelude instanceof Promise) await prelude;
         runner = this.#pool.acquire(request.limits.memoryLimitMb);
       } catch (error) {
@@ -168,7 +171,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
 
   /** Fills the pool to its warm size. */
   async warm(): Promise<void> {
-    await loadPreludeSource();
+    if (this.#builtInPrelude) await loadPreludeSource();
     return this.#pool.warm();
   }
 

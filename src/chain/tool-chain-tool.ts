@@ -446,9 +446,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     // compiles the same code (see DeferredCompile), not before. esbuild, where a script needs it,
     // is waited for without blocking the host (see compileScriptAsync).
     let pending = typeof code === "string" ? compileScriptAsync(code) : invalidInput();
+    let compilerFault: { readonly error: unknown } | undefined;
     if (pending instanceof Promise) {
       run.stage = "the compiler (esbuild)";
-      pending = await pending;
+      pending = await pending.catch((error: unknown) => {
+        compilerFault = { error };
+        return invalidInput();
+      });
     }
     const compiling = pending;
 
@@ -457,6 +461,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     if (run.abandoned !== undefined) {
       const { status, error } = run.abandoned;
       return this.#finish(chainId, started, { status, ...(error ? { error } : {}), outputText: "", seed, clockStart, run });
+    }
+    if (compilerFault !== undefined) {
+      // esbuild could not run: thrown, as compileScript throws it, once the trace has its end.
+      const message = `The script compiler could not run: ${describeThrown(compilerFault.error)}`;
+      await this.#finish(chainId, started, { status: "error", error: { phase: "compile", name: "CompileError", message }, outputText: "", seed, clockStart, run });
+      throw compilerFault.error;
     }
     let compiled = isDeferredCompile(compiling) ? compiling.result : compiling;
     const compileFailed = (error: ChainError): Promise<TracedChainRunResult> =>

@@ -3,13 +3,21 @@
  * pipes and never blocks the calling thread (its synchronous API waits on a worker thread with
  * `Atomics.wait` and no timeout: a worker that could not start hangs the thread for good).
  *
- * A process that could not start (the host out of file descriptors) or that died refuses every
- * later call of esbuild's: the first caller to hear of it stops it, so the next call starts a new
- * one. A failure of an older process, heard late, stops nothing.
+ * - A process that could not start leaves nothing behind in esbuild: the next call starts one.
+ *   esbuild reads the new child's stdin before it listens for the child's `error` event, so when
+ *   the spawn fails (EMFILE) it throws a TypeError, and the `error` Node emits a tick later would
+ *   end the host as an uncaught exception: {@link callEsbuild} listens for it and reports it.
+ * - A process that died (killed from outside) is kept by esbuild, refusing every later call
+ *   ("The service is no longer running"): the first caller to hear so stops it (`esbuild.stop()`,
+ *   the only way to drop it), so the next call starts a new one. Nothing is stopped otherwise: a
+ *   call in flight on a live process that is stopped never settles, and the stop also ends the
+ *   worker of esbuild's synchronous API (started again by its next call).
  * @module
  */
 import type * as ChildProcess from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
+import { devNull } from "node:os";
 import type * as Esbuild from "esbuild";
 
 const require = createRequire(import.meta.url);
@@ -17,10 +25,8 @@ const require = createRequire(import.meta.url);
 const childProcess = require("node:child_process") as typeof ChildProcess;
 
 let loaded: typeof Esbuild | undefined;
-/** Counts stops: a call stops the process only if none was stopped since the call began. */
+/** The process esbuild's calls went to: counted up when a dead one is stopped. */
 let generation = 0;
-/** The last failure of a process esbuild spawned, until a caller reports it. */
-let lastSpawnError: Error | undefined;
 
 /** esbuild, loaded on first use (a sandbox child, handed the built prelude, never loads it). */
 export function esbuild(): typeof Esbuild {
@@ -29,26 +35,30 @@ export function esbuild(): typeof Esbuild {
 }
 
 /**
- * `call(esbuild)`; when it fails without esbuild having read the input (no `errors` listed: the
- * process did not start or is gone), esbuild's process is stopped before the failure is passed on.
+ * `call(esbuild)`, for a call into esbuild's asynchronous API; see the module comment for what
+ * happens when esbuild's process cannot start or has died. A failure in which esbuild did not
+ * read the input is passed on with its reason: the spawn's error, or that the process is out of
+ * file descriptors (esbuild then fails finding its own binary, and says it was installed for
+ * another platform).
  */
 export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>): Promise<T> {
   const started = generation;
+  const spawned: SpawnWatch = {};
   try {
-    return await withSpawnFailuresHeard(() => call(esbuild()));
+    return await withSpawnWatched(spawned, () => call(esbuild()));
   } catch (error) {
     if (esbuildMessages(error) !== undefined) throw error;
-    // A spawn that failed says why a tick after esbuild has thrown for it.
-    await new Promise<void>((resolve) => process.nextTick(resolve));
-    const spawnError = lastSpawnError;
-    lastSpawnError = undefined;
-    if (started === generation) {
+    if (started === generation && /^The service (?:is no longer running|was stopped)/u.test(messageOf(error))) {
+      // Dead, and not stopped since this call began: no call can be in flight on it.
       generation++;
-      await esbuild()
+      void esbuild()
         .stop()
         .catch(() => undefined);
     }
-    if (spawnError !== undefined) throw new Error(`esbuild's process did not start: ${spawnError.message}`, { cause: spawnError });
+    // A spawn that failed says why a tick after esbuild has thrown for it.
+    if (spawned.child !== undefined) await new Promise<void>((resolve) => process.nextTick(resolve));
+    const reason = spawned.error ?? outOfDescriptors();
+    if (reason !== undefined) throw new Error(`esbuild's process did not start: ${reason.message}`, { cause: error });
     throw error;
   }
 }
@@ -60,19 +70,29 @@ export function esbuildMessages(error: unknown): Esbuild.Message[] | undefined {
   return Array.isArray(errors) && errors.length > 0 ? (errors as Esbuild.Message[]) : undefined;
 }
 
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What one call spawned, and the error its child emitted, if any. */
+interface SpawnWatch {
+  child?: ChildProcess.ChildProcess;
+  error?: Error;
+}
+
 /**
- * `start()`, with a listener on the `error` event of every child process it spawns. esbuild starts
- * its process inside the API call that first needs it, and reads the child's stdin before it
- * listens for the child's `error`: when the spawn fails (EMFILE), there is no stdin, esbuild
- * throws (a failure the caller gets), and the `error` event Node emits a tick later, heard by no
- * one, would end the host as an uncaught exception. Only the synchronous part of `start` runs with
- * the listener installed: nothing else can spawn meanwhile.
+ * `start()`, with a listener on the `error` event of a child process it spawns (see the module
+ * comment). Only the synchronous part of `start` runs with the listener installed: nothing else
+ * can spawn meanwhile.
  */
-function withSpawnFailuresHeard<T>(start: () => T): T {
+function withSpawnWatched<T>(watch: SpawnWatch, start: () => T): T {
   const spawn = childProcess.spawn;
-  childProcess.spawn = function spawnHeard(this: unknown, ...args: unknown[]) {
+  childProcess.spawn = function spawnWatched(this: unknown, ...args: unknown[]) {
     const child = (spawn as (...spawnArgs: unknown[]) => ChildProcess.ChildProcess).apply(this, args);
-    child.on("error", noteSpawnError);
+    watch.child = child;
+    child.on("error", (error: Error) => {
+      watch.error ??= error;
+    });
     return child;
   } as typeof spawn;
   try {
@@ -82,7 +102,13 @@ function withSpawnFailuresHeard<T>(start: () => T): T {
   }
 }
 
-/** Kept for the caller of the failed call to report (see {@link withSpawnFailuresHeard}). */
-function noteSpawnError(error: Error): void {
-  lastSpawnError = error;
+/** An EMFILE/ENFILE error when this process cannot open one more file now; `undefined` when it can. */
+function outOfDescriptors(): Error | undefined {
+  try {
+    closeSync(openSync(devNull, "r"));
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "EMFILE" || code === "ENFILE" ? new Error(`this process is out of file descriptors (${code})`) : undefined;
+  }
 }

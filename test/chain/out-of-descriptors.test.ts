@@ -17,15 +17,19 @@ async function runHost(fixture: string, limit: number, args: string[] = []): Pro
 }
 
 describe("a host out of file descriptors", () => {
-  it("refuses the first chain and the first esbuild compile with the reason, and recovers (the host hung for good)", async () => {
+  it("refuses the first chain and the first esbuild compiles with the reason, and recovers (the host hung for good), also from a killed esbuild", async () => {
     // esbuild's synchronous API waited, with no timeout, for a worker thread that could not start.
     const { code, stderr, report } = await runHost("emfile-compile-host.ts", 64);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(report).toMatchObject({
-      firstRun: expect.stringMatching(/^error: The sandbox failed: Could not start an isolate: Could not build the sandbox prelude: /),
+      firstRun: expect.stringMatching(/^error: The sandbox failed: Could not start an isolate: Could not build the sandbox prelude: .*this process is out of file descriptors \(EMFILE\)$/),
       firstRunAfter: "ok 2",
       firstEsbuild: expect.stringMatching(/^threw COMPILE_FAILED: esbuild could not compile the script: esbuild's process did not start: spawn .* EMFILE$/),
+      secondEsbuild: expect.stringMatching(/^threw COMPILE_FAILED: esbuild could not compile the script: esbuild's process did not start: spawn .* EMFILE$/),
+      syncMeanwhile: true, // compileScript's worker, alive, was not stopped with the failed process (it hung)
       firstEsbuildAfter: "ok 3",
+      afterKill: expect.stringMatching(/^threw COMPILE_FAILED: .*The service is no longer running/),
+      afterKillAgain: "ok 3", // the dead process was dropped
       uncaught: [],
     });
   }, 30_000);
