@@ -509,10 +509,8 @@ class ChainLogWriter implements FileHolder {
     this.#options.openFiles.busy(this);
     this.#draining ??= this.#drain().finally(() => {
       this.#draining = undefined;
-      // Queued after the drain found its queue empty, before this ran: drained now.
-      if (this.#pending.length > 0 && this.#failure === undefined) this.#startDrain();
       // Between events: the file may be closed for another chain, and reopened for the next.
-      else if (this.#handle !== undefined) this.#options.openFiles.idle(this);
+      if (this.#handle !== undefined && this.#pending.length === 0) this.#options.openFiles.idle(this);
     });
   }
 
@@ -610,16 +608,28 @@ class ChainLogWriter implements FileHolder {
 
   /** {@link #open}'s file, once it has a slot. */
   async #openFile(): Promise<FileHandle> {
-    const exclusive = this.#options.createsLog && !this.#opened;
-    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (exclusive ? constants.O_EXCL : 0) | SAFE_OPEN_FLAGS;
+    const reopened = this.#opened;
+    const exclusive = this.#options.createsLog && !reopened;
     let handle: FileHandle;
     try {
-      handle = await this.#openWith(flags);
+      if (reopened) {
+        // Its own file, let go between events (see letGo): never created again. One removed
+        // meanwhile would be a log without its start.
+        handle = await open(this.#options.path, constants.O_WRONLY | constants.O_APPEND | SAFE_OPEN_FLAGS);
+      } else {
+        handle = await this.#openWith(constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (exclusive ? constants.O_EXCL : 0) | SAFE_OPEN_FLAGS);
+      }
     } catch (cause) {
-      if ((cause as NodeJS.ErrnoException).code === "EEXIST") throw chainIdTakenError(this.#options.chainId);
+      const code = (cause as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") throw chainIdTakenError(this.#options.chainId);
+      if (code === "ENOENT" && reopened) {
+        throw new ChainRuntimeError("STORE_FAILED", `The trace file of ${this.#options.chainId} was removed while the chain was being written.`, {
+          cause,
+          details: { chainId: this.#options.chainId, path: this.#options.path },
+        });
+      }
       throw cause;
     }
-    const reopened = this.#opened;
     this.#opened = true;
     try {
       const stats = await handle.stat();

@@ -385,6 +385,20 @@ describe("FileTraceStore", () => {
     await store.close();
   });
 
+  it("refuses to go on with a log removed while its file was let go, instead of starting it again without its start", async () => {
+    const dir = await freshDir();
+    const store = new FileTraceStore({ dir, fsync: false, maxOpenFiles: 1 });
+    await store.append("first", chainStartEvent("first"));
+    await store.append("second", chainStartEvent("second")); // the first's file is let go for it
+    expect(openTraceFiles(dir)).toBe(1);
+    await rm(join(dir, "first.trace"));
+    await expectCode(store.append("first", toolCallEvent(0)), "STORE_FAILED");
+    expect(await readdir(dir)).not.toContain("first.trace");
+    await store.append("second", toolCallEvent(0)); // the other chain goes on
+    expect((await store.load("second")).calls).toHaveLength(1);
+    await store.close();
+  });
+
   it("never writes through a symbolic link planted at a trace's path, and fails on a FIFO instead of hanging", async () => {
     const dir = await freshDir();
     await mkdir(dir, { recursive: true });
