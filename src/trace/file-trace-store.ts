@@ -652,7 +652,7 @@ class ChainLogWriter implements FileHolder {
         }
       }
     } catch (cause) {
-      await handle.close().catch(() => undefined);
+      await this.#discard(handle, exclusive);
       if (isChainRuntimeError(cause) && cause.code !== "STORE_FAILED") {
         throw new ChainRuntimeError(
           "STORE_FAILED",
@@ -666,11 +666,21 @@ class ChainLogWriter implements FileHolder {
       try {
         await this.#takeLease();
       } catch (cause) {
-        await handle.close().catch(() => undefined);
+        await this.#discard(handle, exclusive);
         throw cause;
       }
     }
     return handle;
+  }
+
+  /**
+   * Closes a file {@link #openFile} could not finish opening; one it has just created (empty, and
+   * this writer's alone) is removed too, so a failed start (out of descriptors for the lease, say)
+   * leaves no empty log holding the chain id that no store can load or prune.
+   */
+  async #discard(handle: FileHandle, created: boolean): Promise<void> {
+    await handle.close().catch(() => undefined);
+    if (created) await unlink(this.#options.path).catch(() => undefined);
   }
 
   async #openWith(flags: number): Promise<FileHandle> {

@@ -399,6 +399,21 @@ describe("FileTraceStore", () => {
     await store.close();
   });
 
+  it("leaves no empty log behind when a chain's start fails after its file was created (its lease refused)", async () => {
+    const dir = await freshDir();
+    await mkdir(join(dir, `leaseless.live.${process.pid}.tmp`), { recursive: true }); // the lease cannot be written
+    const store = new FileTraceStore({ dir, fsync: false });
+    await expectCode(store.append("leaseless", chainStartEvent("leaseless")), "STORE_FAILED");
+    expect(await readdir(dir)).not.toContain("leaseless.trace");
+    expect(await store.chainIds()).toEqual([]);
+    await store.close();
+    await rm(join(dir, `leaseless.live.${process.pid}.tmp`), { recursive: true });
+    const again = new FileTraceStore({ dir, fsync: false }); // the chain id is free again
+    await again.append("leaseless", chainStartEvent("leaseless"));
+    expect((await again.load("leaseless")).chainId).toBe("leaseless");
+    await again.close();
+  });
+
   it("never writes through a symbolic link planted at a trace's path, and fails on a FIFO instead of hanging", async () => {
     const dir = await freshDir();
     await mkdir(dir, { recursive: true });
