@@ -9,7 +9,19 @@ import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.
 import { ChainRuntimeError, describeThrown } from "../src/kernel/index.ts";
 import { IsolatePool, type IsolatePoolOptions } from "./isolate-pool.ts";
 import { loadPreludeSource } from "./prelude-bundle.ts";
-import { bindQueueWait, MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+import {
+  afterDriverWait,
+  bindQueueWait,
+  MAX_NESTED_RUNS,
+  nestedTooDeep,
+  RunNesting,
+  type SandboxDriver,
+  type SandboxRunOutcome,
+  type SandboxRunRequest,
+  waitedPastBudget,
+  waitWithinBudget,
+  wallBudgetMs,
+} from "./sandbox-driver.ts";
 
 /**
  * Options of an {@link InProcessSandboxDriver}; see {@link IsolatePoolOptions} for each field.
@@ -106,31 +118,39 @@ export class InProcessSandboxDriver implements SandboxDriver {
     const caller = this.#nesting.current;
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
+    const waitStart = performance.now();
     if (depth > 0 || this.#running < this.maxIsolates) {
       this.#running++;
     } else {
-      const waitStart = performance.now();
-      const admitted = await this.#waitForSlot(request.signal, request.limits.totalTimeoutMs);
+      const admitted = await this.#waitForSlot(request.signal, wallBudgetMs(request));
       const wallMs = performance.now() - waitStart;
       if (admitted === "cancelled") return { status: "cancelled", wallMs, cpuMs: 0, heapBytes: 0 };
-      if (admitted === "timeout") {
-        const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for an isolate: ${this.maxIsolates} runs (maxIsolates) were busy`;
-        return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs, cpuMs: 0, heapBytes: 0 };
-      }
+      if (admitted === "timeout") return waitedPastBudget(request, `an isolate: ${this.maxIsolates} runs (maxIsolates) were busy`, wallMs);
     }
     try {
+      // The budget is the whole chain's: what the wait took is not the script's to spend again.
+      let ready = afterDriverWait(request, performance.now() - waitStart);
+      // Loaded once, without blocking the host (see loadPreludeSource), within the run's budget;
+      // then a string.
+      const prelude = this.#builtInPrelude ? loadPreludeSource() : undefined;
+      if (prelude instanceof Promise && ready !== undefined) {
+        const loaded = await waitWithinBudget(prelude, ready).catch((error: unknown) => {
+          throw isolateFailed(error);
+        });
+        if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+        if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (esbuild did not answer)", performance.now() - waitStart);
+        ready = afterDriverWait(request, performance.now() - waitStart);
+      }
+      if (ready === undefined) return waitedPastBudget(request, "an isolate", performance.now() - waitStart);
       let runner;
       try {
-        // Loaded once, without blocking the host (see loadPreludeSource); then a string.
-        const prelude = this.#builtInPrelude ? loadPreludeSource() : undefined;
-        if (prelude instanceof Promise) await prelude;
         runner = this.#pool.acquire(request.limits.memoryLimitMb);
       } catch (error) {
-        throw new ChainRuntimeError("SANDBOX_FAILED", `Could not start an isolate: ${describeThrown(error)}`, { cause: error });
+        throw isolateFailed(error);
       }
       const frame = this.#nesting.frameOf(caller);
       try {
-        return await runner.run(this.#nesting.within(request, frame));
+        return await runner.run(this.#nesting.within(ready, frame));
       } finally {
         frame.settle();
         this.#pool.release(runner);
@@ -186,4 +206,9 @@ export class InProcessSandboxDriver implements SandboxDriver {
 
 function closedError(): ChainRuntimeError {
   return new ChainRuntimeError("SANDBOX_FAILED", "The sandbox driver is closed.");
+}
+
+/** `SANDBOX_FAILED` for an isolate that could not be made (its prelude included), saying why. */
+function isolateFailed(error: unknown): ChainRuntimeError {
+  return new ChainRuntimeError("SANDBOX_FAILED", `Could not start an isolate: ${describeThrown(error)}`, { cause: error });
 }

@@ -96,7 +96,7 @@ import {
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { DEFAULT_SPIN_WAIT_US, isSpinWaitUs, spinWait } from "./spin-wait.ts";
-import type { SandboxError, SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import { type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
@@ -288,6 +288,8 @@ class ActiveRun {
   #finish: ((outcome: SandboxRunOutcome) => void) | undefined;
   readonly #limits: SandboxRunRequest["limits"];
   readonly #wallStart = performance.now();
+  /** When the run's wall time is up: what is left of the chain's budget (see `budgetSpentMs`). */
+  readonly #wallEnd: number;
   readonly #cpuStart: bigint;
   readonly #cpuLimitNs: bigint;
   readonly #hostOutputCap: number;
@@ -325,6 +327,7 @@ class ActiveRun {
     this.#prepared = prepared;
     this.#request = request;
     this.#limits = request.limits;
+    this.#wallEnd = this.#wallStart + wallBudgetMs(request);
     this.#heapBytes = owner.lastHeapBytes;
     this.#cpuStart = cpuTimeOf(owner.isolate);
     this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
@@ -535,7 +538,7 @@ class ActiveRun {
       this.#onIsolateGone();
       return;
     }
-    if (now - this.#wallStart >= this.#limits.totalTimeoutMs) {
+    if (now >= this.#wallEnd) {
       this.kill("timeout");
       return;
     }

@@ -33,7 +33,19 @@ import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.t
 import { getPreludeSource, loadPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
-import { bindQueueWait, MAX_NESTED_RUNS, nestedTooDeep, RunNesting, type SandboxDriver, type SandboxRunOutcome, type SandboxRunRequest } from "./sandbox-driver.ts";
+import {
+  afterDriverWait,
+  bindQueueWait,
+  MAX_NESTED_RUNS,
+  nestedTooDeep,
+  RunNesting,
+  type SandboxDriver,
+  type SandboxRunOutcome,
+  type SandboxRunRequest,
+  waitedPastBudget,
+  waitWithinBudget,
+  wallBudgetMs,
+} from "./sandbox-driver.ts";
 
 /** Every field of {@link ProcessSandboxDriverOptions}. */
 const PROCESS_SANDBOX_DRIVER_OPTION_NAMES = optionNames<ProcessSandboxDriverOptions>({
@@ -201,24 +213,34 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
     const waitStart = performance.now();
-    if (this.#preludeSource === undefined) await this.#loadPrelude();
-    const child = await this.#acquire(request.signal, depth > 0, request.limits.totalTimeoutMs);
+    if (this.#preludeSource === undefined) {
+      // Loaded once, without blocking the host (see loadPreludeSource), within the run's budget.
+      const loaded = await waitWithinBudget(this.#loadPrelude(), request);
+      if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+      if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (esbuild did not answer)", performance.now() - waitStart);
+    }
+    // The budget is the whole chain's: what the wait took is not the script's to spend again.
+    const queued = afterDriverWait(request, performance.now() - waitStart);
+    if (queued === undefined) return waitedPastBudget(request, "a sandbox process", performance.now() - waitStart);
+    const child = await this.#acquire(request.signal, depth > 0, wallBudgetMs(queued));
     if (child === "timeout") {
       // As the in-process driver: a chain queued past its whole budget ends, it does not start late.
-      const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for a sandbox process: ${this.maxProcesses} (maxProcesses) were busy or starting`;
-      return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+      return waitedPastBudget(request, `a sandbox process: ${this.maxProcesses} (maxProcesses) were busy or starting`, performance.now() - waitStart);
     }
     if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+    const ready = afterDriverWait(request, performance.now() - waitStart);
+    if (ready === undefined) {
+      this.#giveBack(child, depth);
+      return waitedPastBudget(request, "a sandbox process", performance.now() - waitStart);
+    }
     const runStart = performance.now();
     let outcome: SandboxRunOutcome;
     const frame = this.#nesting.frameOf(caller);
     try {
-      outcome = await child.run(this.#nesting.within(request, frame));
+      outcome = await child.run(this.#nesting.within(ready, frame));
     } finally {
       frame.settle();
-      if (depth === 0) this.#ordinaryBusy--;
-      this.#release(child);
-      this.#serveWaiting();
+      this.#giveBack(child, depth);
     }
     // A child killed from outside (the OOM killer, a stray signal) while idle, or the moment it
     // was handed the run, took the run with it before a word about it came back: no call reached
@@ -226,12 +248,12 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const lost = performance.now() - runStart;
     if (!mayRetry || !child.killedFromOutside || lost > LOST_RUN_RETRY_WINDOW_MS || this.#closed || request.signal?.aborted === true) return outcome;
     // The retry, its wait for a child included, has what is left of the run's budget.
-    const left = Math.floor(request.limits.totalTimeoutMs - (performance.now() - waitStart));
-    if (left < 1) return outcome;
+    const retrying = afterDriverWait(request, performance.now() - waitStart);
+    if (retrying === undefined) return outcome;
     this.#lostRuns++;
     let retry: SandboxRunOutcome;
     try {
-      retry = await this.#run({ ...request, limits: { ...request.limits, totalTimeoutMs: left } }, false);
+      retry = await this.#run(retrying, false);
     } catch {
       return outcome; // no child to be had (closed meanwhile, or none starts): the first death stands
     }
@@ -300,20 +322,18 @@ export class ProcessSandboxDriver implements SandboxDriver {
     };
     // A nested run waits for the child started for it (it skips the queue's order and the cap),
     // as in-process it skips the queue: no time limit but its own run's. Otherwise the wait is
-    // bounded by the run's budget, and once more when a child was still starting then (a cold
-    // driver: its first chain waits for a spawn, not for a busy child).
-    let extended = false;
-    const onTimeout = (): void => {
-      if (!extended && this.#startingCount() > 0) {
-        extended = true;
-        timer = setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
-        return;
-      }
-      giveUp("timeout");
-    };
-    let timer = nested ? undefined : setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
+    // bounded by what is left of the run's budget (a cold driver's first chain waits for a spawn
+    // within it too).
+    const timer = nested ? undefined : setTimeout(giveUp, Math.min(timeoutMs, MAX_POLICY_DURATION_MS), "timeout");
     bindQueueWait(promise, signal, () => giveUp(undefined), () => timer);
     return promise;
+  }
+
+  /** A child a run of `depth` was handed, back to the pool (or retired), and the next waiter served. */
+  #giveBack(child: SandboxProcess, depth: number): void {
+    if (depth === 0) this.#ordinaryBusy--;
+    this.#release(child);
+    this.#serveWaiting();
   }
 
   #release(child: SandboxProcess): void {

@@ -69,7 +69,7 @@ export interface ChildReadyMessage {
 }
 
 /** host → child: the serialisable fields of a `SandboxRunRequest`. */
-export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart" | "clockReplay" | "clockLiveAt"> {
+export interface ChainRunMessage extends Pick<SandboxRunRequest, "chainId" | "script" | "scriptName" | "toolNames" | "maxToolCalls" | "limits" | "seed" | "clockStart" | "clockReplay" | "clockLiveAt" | "budgetSpentMs"> {
   readonly kind: typeof PROCESS_MESSAGE_KIND.run;
   /** Budget of the child's spin after each batch of calls, µs (see spin-wait.ts); 0 or absent: none. */
   readonly spinWaitUs?: number;
@@ -237,6 +237,7 @@ export function isHostMessage(value: unknown): value is HostMessage {
         typeof value["clockStart"] === "number" &&
         (value["clockReplay"] === undefined || isClockReadings(value["clockReplay"])) &&
         (value["clockLiveAt"] === undefined || Number.isSafeInteger(value["clockLiveAt"])) &&
+        (value["budgetSpentMs"] === undefined || (typeof value["budgetSpentMs"] === "number" && value["budgetSpentMs"] >= 0 && value["budgetSpentMs"] < Number.MAX_SAFE_INTEGER)) &&
         (value["spinWaitUs"] === undefined || isSpinWaitUs(value["spinWaitUs"]))
       );
     case PROCESS_MESSAGE_KIND.init:

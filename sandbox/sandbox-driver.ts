@@ -12,7 +12,7 @@
  * @module
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { InvocationResult } from "../src/kernel/index.ts";
+import { type InvocationResult, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 
 /** The resource caps of one run. */
 export interface SandboxLimits {
@@ -75,6 +75,12 @@ export interface SandboxRunRequest {
    * run it resumes, hours or days stale after a late approval.
    */
   readonly clockLiveAt?: number;
+  /**
+   * How much of `limits.totalTimeoutMs` the chain had spent before its script could start, ms
+   * (its host work, a driver's queue): the budget is the whole chain's, so the run's wall time
+   * ends that much sooner. Timeout messages still name `totalTimeoutMs` itself. @defaultValue 0
+   */
+  readonly budgetSpentMs?: number;
   /** Aborting it cancels the run (`status: "cancelled"`). */
   readonly signal?: AbortSignal;
   /**
@@ -244,4 +250,46 @@ export function bindQueueWait(wait: Promise<unknown>, signal: AbortSignal | unde
       signal?.removeEventListener("abort", onAbort);
     })
     .catch(() => undefined);
+}
+
+/**
+ * `request` with `waitedMs` (its wait in a driver: the queue, the prelude's first load) added to
+ * its {@link SandboxRunRequest.budgetSpentMs}; `undefined` when nothing of the budget is left.
+ * `request` itself after a wait under a millisecond.
+ */
+export function afterDriverWait(request: SandboxRunRequest, waitedMs: number): SandboxRunRequest | undefined {
+  if (waitedMs < 1) return request;
+  const spent = (request.budgetSpentMs ?? 0) + waitedMs;
+  if (spent >= request.limits.totalTimeoutMs) return undefined;
+  return { ...request, budgetSpentMs: spent };
+}
+
+/** What is left of `request`'s wall-time budget when its run starts, ms (see {@link SandboxRunRequest.budgetSpentMs}). */
+export function wallBudgetMs(request: Pick<SandboxRunRequest, "limits" | "budgetSpentMs">): number {
+  return request.limits.totalTimeoutMs - (request.budgetSpentMs ?? 0);
+}
+
+/** The outcome of a run whose budget ran out while it waited for `what` in a driver. */
+export function waitedPastBudget(request: SandboxRunRequest, what: string, waitedMs: number): SandboxRunOutcome {
+  const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for ${what}`;
+  return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: waitedMs, cpuMs: 0, heapBytes: 0 };
+}
+
+/**
+ * `work` (a driver's first load of the prelude, say), waited for no longer than the run's budget
+ * and its signal allow: `"timeout"` or `"cancelled"` when they end first (the work goes on, for
+ * the runs after). Rejects as `work` does.
+ */
+export async function waitWithinBudget<T>(work: Promise<T>, request: SandboxRunRequest): Promise<T | "timeout" | "cancelled"> {
+  const { promise, resolve } = Promise.withResolvers<"timeout" | "cancelled">();
+  const timer = setTimeout(resolve, Math.min(wallBudgetMs(request), MAX_POLICY_DURATION_MS), "timeout");
+  const onAbort = (): void => resolve("cancelled");
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+  if (request.signal?.aborted === true) onAbort();
+  try {
+    return await Promise.race([work, promise]);
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener("abort", onAbort);
+  }
 }

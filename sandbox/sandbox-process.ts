@@ -47,7 +47,7 @@ import {
   type ChildMessage,
   type HostMessage,
 } from "./process-protocol.ts";
-import type { SandboxRunOutcome, SandboxRunRequest } from "./sandbox-driver.ts";
+import { type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 /** Options of a {@link SandboxProcess}. */
 export interface SandboxProcessOptions {
@@ -279,6 +279,7 @@ export class SandboxProcess {
       clockStart: request.clockStart,
       ...(request.clockReplay === undefined ? {} : { clockReplay: request.clockReplay }),
       ...(request.clockLiveAt === undefined ? {} : { clockLiveAt: request.clockLiveAt }),
+      ...(request.budgetSpentMs === undefined ? {} : { budgetSpentMs: request.budgetSpentMs }),
     };
     try {
       this.#channel.send(message);
@@ -320,7 +321,7 @@ export class SandboxProcess {
     // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
     // that cannot report any more.
     // Capped at the longest timer Node.js can set: past it, a timer fires at once (and kills a healthy child).
-    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), Math.min(limits.totalTimeoutMs + this.#options.killGraceMs, MAX_POLICY_DURATION_MS)));
+    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), Math.min(wallBudgetMs(request) + this.#options.killGraceMs, MAX_POLICY_DURATION_MS)));
     const signal = request.signal;
     if (signal !== undefined) {
       run.onAbort = () => {

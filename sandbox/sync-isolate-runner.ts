@@ -72,7 +72,7 @@ import {
   type Settled,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import type { SandboxError, SandboxLimits, SandboxRunOutcome } from "./sandbox-driver.ts";
+import { type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
 
 /**
  * An outside watch over each synchronous entry (the sandbox child's `EntryGuard`): isolated-vm
@@ -231,6 +231,8 @@ class SyncRun {
   #finish: ((outcome: SandboxRunOutcome) => void) | undefined;
   readonly #limits: SandboxLimits;
   readonly #wallStart = performance.now();
+  /** When the run's wall time is up: what is left of the chain's budget (see `budgetSpentMs`). */
+  readonly #wallEnd: number;
   readonly #cpuStart: bigint;
   readonly #hostOutputCap: number;
   /** Index of the last call accepted; calls come with increasing indexes. */
@@ -261,6 +263,7 @@ class SyncRun {
     this.#prepared = prepared;
     this.#request = request;
     this.#limits = request.limits;
+    this.#wallEnd = this.#wallStart + wallBudgetMs(request);
     this.#cpuStart = isolate.cpuTime;
     this.#hostOutputCap = request.limits.maxOutputBytes + OUTPUT_TRUNCATED_MARKER.length + 8;
     this.#cpuLimitNs = BigInt(request.limits.cpuTimeMs) * 1_000_000n;
@@ -290,7 +293,7 @@ class SyncRun {
   #enter(body: (timeout: number) => void): void {
     if (this.#closed) return;
     const cpuLeftMs = this.#limits.cpuTimeMs - Number(this.#cpuNs) / 1e6;
-    const wallLeftMs = this.#limits.totalTimeoutMs - (performance.now() - this.#wallStart);
+    const wallLeftMs = this.#wallEnd - performance.now();
     const left = Math.min(cpuLeftMs, wallLeftMs);
     if (left <= 0) {
       this.kill(wallLeftMs <= 0 ? "timeout" : "cpu");
@@ -445,7 +448,7 @@ class SyncRun {
 
   #armWallTimer(): void {
     if (this.#wallTimer !== undefined || this.#closed) return;
-    const left = this.#limits.totalTimeoutMs - (performance.now() - this.#wallStart);
+    const left = this.#wallEnd - performance.now();
     this.#wallTimer = setTimeout(wallTimeout, Math.max(0, left), this);
   }
 

@@ -192,6 +192,7 @@ export class ChildLoop {
         clockStart: message.clockStart,
         ...(message.clockReplay === undefined ? {} : { clockReplay: message.clockReplay }),
         ...(message.clockLiveAt === undefined ? {} : { clockLiveAt: message.clockLiveAt }),
+        ...(message.budgetSpentMs === undefined ? {} : { budgetSpentMs: message.budgetSpentMs }),
         signal: active.controller.signal,
         onToolCall: (call) =>
           new Promise<SerializedToolResult>((resolve) => {

@@ -1,25 +1,10 @@
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-
-/** Runs a fixture host under `ulimit -n <limit>`: its exit code, stderr and the JSON line it printed. */
-async function runHost(fixture: string, limit: number, args: string[] = []): Promise<{ code: number | null; stderr: string; report: Record<string, unknown> }> {
-  const path = fileURLToPath(new URL(`../fixtures/chain/${fixture}`, import.meta.url));
-  const host = spawn("bash", ["-c", `ulimit -n ${limit} && exec "$0" --no-node-snapshot "$@"`, process.execPath, path, ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  host.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-  host.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-  const hung = setTimeout(() => host.kill("SIGKILL"), 20_000);
-  const code = await new Promise<number | null>((resolve) => host.on("close", resolve));
-  clearTimeout(hung);
-  return { code, stderr, report: code === 0 ? (JSON.parse(stdout) as Record<string, unknown>) : { stdout } };
-}
+import { runHost } from "../support/run-host.ts";
 
 describe("a host out of file descriptors", () => {
   it("refuses the first chain and the first esbuild compiles with the reason, and recovers (the host hung for good), also from a killed esbuild", async () => {
     // esbuild's synchronous API waited, with no timeout, for a worker thread that could not start.
-    const { code, stderr, report } = await runHost("emfile-compile-host.ts", 64);
+    const { code, stderr, report } = await runHost("chain/emfile-compile-host.ts", { fdLimit: 64 });
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(report).toMatchObject({
       firstRun: expect.stringMatching(/^error: The sandbox failed: Could not start an isolate: Could not build the sandbox prelude: .*this process is out of file descriptors \(EMFILE\)$/),
@@ -37,7 +22,7 @@ describe("a host out of file descriptors", () => {
   it("runs a burst of chains on a FileTraceStore, more than it has descriptors, each with its whole trace", async () => {
     // 600 chains queued for two isolates, each with its log begun: every one held its file open,
     // and under 300 descriptors 599 of them lost their durable trace (EMFILE), every call refused.
-    const { code, stderr, report } = await runHost("emfile-burst-host.ts", 300, ["600"]);
+    const { code, stderr, report } = await runHost("chain/emfile-burst-host.ts", { fdLimit: 300, args: ["600"] });
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(report).toEqual({ whole: 600, outcomes: {}, mostOpen: expect.any(Number) as number });
     expect(report.mostOpen).toBeLessThanOrEqual(128); // FileTraceStore's default maxOpenFiles

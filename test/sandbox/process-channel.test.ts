@@ -110,6 +110,8 @@ describe("process protocol guards", () => {
     expect(isHostMessage({ ...run, limits: { ...limits, cpuTimeMs: -1 } })).toBe(false);
     expect(isHostMessage({ ...run, clockLiveAt: 1_795_000_000_000 })).toBe(true);
     for (const clockLiveAt of [1.5, "1", Number.NaN]) expect(isHostMessage({ ...run, clockLiveAt })).toBe(false);
+    expect(isHostMessage({ ...run, budgetSpentMs: 12.5 })).toBe(true);
+    for (const budgetSpentMs of [-1, "1", Number.NaN, Number.POSITIVE_INFINITY]) expect(isHostMessage({ ...run, budgetSpentMs })).toBe(false);
     const outcome = { kind: PROCESS_MESSAGE_KIND.outcome, outcome: { status: "ok", returnJson: "1", wallMs: 1, cpuMs: 1, heapBytes: 1 } };
     expect(isChildMessage(outcome)).toBe(true);
     expect(isHostMessage(outcome)).toBe(false);

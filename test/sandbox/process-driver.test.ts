@@ -307,9 +307,8 @@ describe("ProcessSandboxDriver pool", () => {
       const outcome = await runOn(driver, "for (;;) {}", { limits: { memoryLimitMb: 32, cpuTimeMs: 60_000, totalTimeoutMs: 1_500 } });
       expect(driver.lostRunCount).toBe(1);
       expect(outcome.status).toBe("timeout");
-      const budget = Number(/totalTimeoutMs \((\d+) ms\)/.exec(outcome.error?.message ?? "")?.[1]);
-      expect(budget).toBeLessThan(1_500); // the wait for the replacement child came out of it
-      expect(budget).toBeGreaterThan(0);
+      expect(outcome.error?.message).toContain("ran past totalTimeoutMs (1500 ms)"); // the policy's figure
+      // The wait for the replacement child came out of the budget (see whole-budget.test.ts).
       expect(performance.now() - started).toBeLessThan(1_500 + 1_000);
     } finally {
       await driver.close();
