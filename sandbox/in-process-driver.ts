@@ -12,6 +12,7 @@ import { loadPreludeSource } from "./prelude-bundle.ts";
 import {
   afterDriverWait,
   bindQueueWait,
+  budgetSpentBefore,
   MAX_NESTED_RUNS,
   nestedTooDeep,
   RunNesting,
@@ -118,6 +119,8 @@ export class InProcessSandboxDriver implements SandboxDriver {
     const caller = this.#nesting.current;
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
+    const spent = budgetSpentBefore(request);
+    if (spent !== undefined) return spent;
     // Read only when the run waits (the common run goes straight to its isolate, and host work
     // before the isolate's task is posted delays it by more than it costs).
     let waitStart: number | undefined;
@@ -142,7 +145,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
             throw isolateFailed(error);
           });
           if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
-          if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (esbuild did not answer)", performance.now() - waitStart);
+          if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", performance.now() - waitStart);
         }
         this.#preludeLoaded = true;
         ready = afterDriverWait(request, performance.now() - waitStart);

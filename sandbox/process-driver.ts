@@ -36,6 +36,7 @@ import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
 import {
   afterDriverWait,
   bindQueueWait,
+  budgetSpentBefore,
   MAX_NESTED_RUNS,
   nestedTooDeep,
   RunNesting,
@@ -212,23 +213,31 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const caller = this.#nesting.current;
     const depth = caller?.depth ?? 0;
     if (depth >= MAX_NESTED_RUNS) return nestedTooDeep(depth);
+    const spentBefore = budgetSpentBefore(request);
+    if (spentBefore !== undefined) return spentBefore;
     const waitStart = performance.now();
+    // A driver with no child up yet (cold, or its children all restarting): the start of one is
+    // the driver's, not the run's to pay for, so that wait (and the prelude's first load) does not
+    // come out of the run's budget, and the queue waits once more for a child still starting.
+    // Once a child is up, a wait for a busy one does.
+    const cold = this.#liveCount() === this.#startingCount();
     if (this.#preludeSource === undefined) {
       // Loaded once, without blocking the host (see loadPreludeSource), within the run's budget.
       const loaded = await waitWithinBudget(this.#loadPrelude(), request);
       if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
-      if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (esbuild did not answer)", performance.now() - waitStart);
+      if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", performance.now() - waitStart);
     }
-    // The budget is the whole chain's: what the wait took is not the script's to spend again.
-    const queued = afterDriverWait(request, performance.now() - waitStart);
+    const spent = (): number => (cold ? 0 : performance.now() - waitStart);
+    const queued = afterDriverWait(request, spent());
     if (queued === undefined) return waitedPastBudget(request, "a sandbox process", performance.now() - waitStart);
-    const child = await this.#acquire(request.signal, depth > 0, wallBudgetMs(queued));
+    const child = await this.#acquire(request.signal, depth > 0, wallBudgetMs(queued), cold);
     if (child === "timeout") {
       // As the in-process driver: a chain queued past its whole budget ends, it does not start late.
       return waitedPastBudget(request, `a sandbox process: ${this.maxProcesses} (maxProcesses) were busy or starting`, performance.now() - waitStart);
     }
     if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
-    const ready = afterDriverWait(request, performance.now() - waitStart);
+    // The budget is the whole chain's: what a wait for a busy child took is not the script's to spend again.
+    const ready = afterDriverWait(request, spent());
     if (ready === undefined) {
       this.#giveBack(child, depth);
       return waitedPastBudget(request, "a sandbox process", performance.now() - waitStart);
@@ -293,8 +302,11 @@ export class ProcessSandboxDriver implements SandboxDriver {
     await Promise.all(children.map((child) => child.exited));
   }
 
-  /** An idle child, or one when it is free: `undefined` when `signal` fires first, `"timeout"` after `timeoutMs` in the queue. */
-  #acquire(signal: AbortSignal | undefined, nested: boolean, timeoutMs: number): Promise<SandboxProcess | undefined | "timeout"> {
+  /**
+   * An idle child, or one when it is free: `undefined` when `signal` fires first, `"timeout"` after
+   * `timeoutMs` in the queue (once more on a `cold` driver while a child is starting).
+   */
+  #acquire(signal: AbortSignal | undefined, nested: boolean, timeoutMs: number, cold: boolean): Promise<SandboxProcess | undefined | "timeout"> {
     if (this.#startFailures >= MAX_START_FAILURES) this.#startFailures = 0;
     const idle = this.#mayTake(nested) ? this.#takeIdle() : undefined;
     if (idle !== undefined) {
@@ -322,9 +334,18 @@ export class ProcessSandboxDriver implements SandboxDriver {
     };
     // A nested run waits for the child started for it (it skips the queue's order and the cap),
     // as in-process it skips the queue: no time limit but its own run's. Otherwise the wait is
-    // bounded by what is left of the run's budget (a cold driver's first chain waits for a spawn
-    // within it too).
-    const timer = nested ? undefined : setTimeout(giveUp, Math.min(timeoutMs, MAX_POLICY_DURATION_MS), "timeout");
+    // bounded by what is left of the run's budget, and once more on a cold driver whose child is
+    // still starting then (its first chain waits for a spawn, not for a busy child).
+    let extended = false;
+    const onTimeout = (): void => {
+      if (cold && !extended && this.#startingCount() > 0) {
+        extended = true;
+        timer = setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
+        return;
+      }
+      giveUp("timeout");
+    };
+    let timer = nested ? undefined : setTimeout(onTimeout, Math.min(timeoutMs, MAX_POLICY_DURATION_MS));
     bindQueueWait(promise, signal, () => giveUp(undefined), () => timer);
     return promise;
   }

@@ -258,15 +258,24 @@ export function bindQueueWait(wait: Promise<unknown>, signal: AbortSignal | unde
  * `request` itself after a wait under a millisecond.
  */
 export function afterDriverWait(request: SandboxRunRequest, waitedMs: number): SandboxRunRequest | undefined {
-  if (waitedMs < 1) return request;
   const spent = (request.budgetSpentMs ?? 0) + waitedMs;
   if (spent >= request.limits.totalTimeoutMs) return undefined;
-  return { ...request, budgetSpentMs: spent };
+  return waitedMs < 1 ? request : { ...request, budgetSpentMs: spent };
 }
 
 /** What is left of `request`'s wall-time budget when its run starts, ms (see {@link SandboxRunRequest.budgetSpentMs}). */
 export function wallBudgetMs(request: Pick<SandboxRunRequest, "limits" | "budgetSpentMs">): number {
   return request.limits.totalTimeoutMs - (request.budgetSpentMs ?? 0);
+}
+
+/**
+ * The outcome of a run handed to a driver with nothing left of its budget (`budgetSpentMs` at or
+ * past `totalTimeoutMs`), before any sandbox is touched; `undefined` for any other run.
+ */
+export function budgetSpentBefore(request: SandboxRunRequest): SandboxRunOutcome | undefined {
+  if (request.budgetSpentMs === undefined || wallBudgetMs(request) > 0) return undefined;
+  const message = `the chain had spent its totalTimeoutMs (${request.limits.totalTimeoutMs} ms) before its script could start`;
+  return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
 }
 
 /** The outcome of a run whose budget ran out while it waited for `what` in a driver. */

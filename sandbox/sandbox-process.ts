@@ -321,7 +321,7 @@ export class SandboxProcess {
     // The child's own watchdog reports a timeout at totalTimeoutMs; this one is for a child
     // that cannot report any more.
     // Capped at the longest timer Node.js can set: past it, a timer fires at once (and kills a healthy child).
-    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), Math.min(wallBudgetMs(request) + this.#options.killGraceMs, MAX_POLICY_DURATION_MS)));
+    run.timers.push(setTimeout(() => this.#kill(run, "timeout"), Math.min(Math.max(0, wallBudgetMs(request)) + this.#options.killGraceMs, MAX_POLICY_DURATION_MS)));
     const signal = request.signal;
     if (signal !== undefined) {
       run.onAbort = () => {

@@ -588,10 +588,6 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         };
         if (run.plan?.clockReplay !== undefined) request.clockReplay = run.plan.clockReplay;
         if (run.plan?.clockLiveAt !== undefined) request.clockLiveAt = run.plan.clockLiveAt;
-        // totalTimeoutMs is the whole chain's: what its host work took (a CHAIN_START hook, the
-        // trace's start, esbuild, a first attempt V8 refused) is not the script's to spend again.
-        const spent = performance.now() - started;
-        if (spent >= 1) request.budgetSpentMs = spent;
         if (signal !== undefined) request.signal = signal;
         if (run.recorder !== undefined) request.onClock = onClock;
         // The driver bounds the sandbox (its queue, the watchdog, the kill timer): the run's own

@@ -7,7 +7,7 @@ describe.each(["in-process", "process"] as const)("a first chain while esbuild's
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(report).toMatchObject({
       stopped: 1,
-      first: { status: "timeout", message: "the chain waited past totalTimeoutMs (1500 ms) for the sandbox prelude to load (esbuild did not answer)" },
+      first: { status: "timeout", message: "the chain waited past totalTimeoutMs (1500 ms) for the sandbox prelude to load (an esbuild build)" },
       next: { status: "ok", returnValue: 4 },
     });
     expect(report.tookMs).toBeLessThan(1_500 + 500);

@@ -32,7 +32,8 @@ async function timed(run: Promise<SandboxRunOutcome>): Promise<SandboxRunOutcome
 
 describe.each([
   ["in-process", (): SandboxDriver => new InProcessSandboxDriver({ maxIsolates: 1, poolSize: 1 })],
-  ["process", (): SandboxDriver => new ProcessSandboxDriver({ processes: 1, maxProcesses: 1 })],
+  // A kill grace far past the budget: the child's own watchdog, not the host's kill, must end it.
+  ["process", (): SandboxDriver => new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, killGraceMs: 5_000 })],
 ] as const)("%s driver: totalTimeoutMs is the whole chain's", (_name, create) => {
   it("a run queued for the busy sandbox has what is left of its budget, not a fresh one", async () => {
     const driver = create();
@@ -43,7 +44,7 @@ describe.each([
       const second = await timed(driver.run(request("for (;;) {}", 1_500)));
       expect((await first).status).toBe("ok");
       expect(second.status).toBe("timeout");
-      expect(second.error?.message).toContain("totalTimeoutMs (1500 ms)"); // the policy's figure
+      expect(second.error?.message).toMatch(/^the chain ran past totalTimeoutMs \(1500 ms\)\. /); // the policy's figure, from the sandbox's own watchdog
       expect(second.tookMs).toBeLessThan(1_500 + 600); // a fresh budget after the wait: 2 500 ms and more
     } finally {
       await driver.close();
@@ -56,8 +57,24 @@ describe.each([
       await driver.warm?.();
       const run = await timed(driver.run(request("for (;;) {}", 2_000, { budgetSpentMs: 1_400 })));
       expect(run.status).toBe("timeout");
-      expect(run.error?.message).toContain("totalTimeoutMs (2000 ms)");
+      expect(run.error?.message).toMatch(/^the chain ran past totalTimeoutMs \(2000 ms\)\. /); // the sandbox's own watchdog
       expect(run.tookMs).toBeLessThan(600 + 700); // 2 000 ms without it
+    } finally {
+      await driver.close();
+    }
+  }, 30_000);
+
+  it("a run handed with its whole budget spent ends at once, its sandbox untouched", async () => {
+    const driver = create();
+    try {
+      await driver.warm?.();
+      const pids = driver instanceof ProcessSandboxDriver ? driver.pids() : [];
+      const run = await timed(driver.run(request("return 1;", 1_000, { budgetSpentMs: 1_200 })));
+      expect(run.status).toBe("timeout");
+      expect(run.error?.message).toBe("the chain had spent its totalTimeoutMs (1000 ms) before its script could start");
+      expect(run.tookMs).toBeLessThan(200);
+      if (driver instanceof ProcessSandboxDriver) expect(driver.pids()).toEqual(pids); // no child killed for it
+      expect((await driver.run(request("return 2;", 1_000))).status).toBe("ok");
     } finally {
       await driver.close();
     }
