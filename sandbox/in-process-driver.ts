@@ -135,22 +135,22 @@ export class InProcessSandboxDriver implements SandboxDriver {
     }
     try {
       // The budget is the whole chain's: what the wait took is not the script's to spend again.
-      let ready = waitStart === undefined ? request : afterDriverWait(request, performance.now() - waitStart);
-      // Loaded once, without blocking the host (see loadPreludeSource), within the run's budget.
-      if (!this.#preludeLoaded && ready !== undefined) {
-        waitStart ??= performance.now();
+      const ready = waitStart === undefined ? request : afterDriverWait(request, performance.now() - waitStart);
+      if (ready === undefined) return waitedPastBudget(request, "an isolate", performance.now() - (waitStart ?? 0));
+      // Loaded once, without blocking the host (see loadPreludeSource), within the run's budget:
+      // the driver's start, like a process driver's first child, not charged to the run.
+      if (!this.#preludeLoaded) {
         const prelude = loadPreludeSource();
         if (prelude instanceof Promise) {
+          const loadStart = performance.now();
           const loaded = await waitWithinBudget(prelude, ready).catch((error: unknown) => {
             throw isolateFailed(error);
           });
-          if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
-          if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", performance.now() - waitStart);
+          if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - loadStart, cpuMs: 0, heapBytes: 0 };
+          if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", performance.now() - loadStart);
         }
         this.#preludeLoaded = true;
-        ready = afterDriverWait(request, performance.now() - waitStart);
       }
-      if (ready === undefined) return waitedPastBudget(request, "an isolate", waitStart === undefined ? 0 : performance.now() - waitStart);
       let runner;
       try {
         runner = this.#pool.acquire(request.limits.memoryLimitMb);
