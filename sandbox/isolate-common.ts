@@ -646,3 +646,8 @@ export class AbortHook {
     return hook;
   }
 }
+
+/** Where a runner's frame callback delivers: the run in progress, if any, and nothing of the runner. */
+export interface FrameSink<Run> {
+  active: Run | undefined;
+}

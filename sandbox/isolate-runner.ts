@@ -85,6 +85,7 @@ import {
   thrownToError,
   type Bridge,
   type FrameField,
+  type FrameSink,
   type IsolateRunnerOptions,
   type IsolateRunRequest,
   type KillReason,
@@ -126,7 +127,8 @@ export class IsolateRunner implements PooledRunner {
   readonly #send: ivm.Callback;
   readonly #scripts: ScriptCache;
   readonly #owner: RunOwner;
-  #active: ActiveRun | undefined;
+  /** The run in progress, where the isolate's frames go (see {@link frameCallback}). */
+  readonly #sink: FrameSink<ActiveRun> = { active: undefined };
   #prepared: Promise<PreparedContext> | undefined;
   /** What {@link #prepared} resolved to, once it has: a run takes it without an await. */
   #ready: PreparedContext | undefined;
@@ -142,17 +144,14 @@ export class IsolateRunner implements PooledRunner {
     this.#isolate = isolate;
     this.#scripts = new ScriptCache(isolate);
     this.#prelude = compilePrelude(isolate, options.preludeSource ?? getPreludeSource());
-    this.#send = new ivm.Callback(
-      (kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => this.#active?.onFrame(kind, a, b, c, d),
-      { ignored: true },
-    );
+    this.#send = frameCallback(this.#sink);
     const owner: RunOwner = {
       isolate,
       spinWaitUs: isSpinWaitUs(options.spinWaitUs) ? options.spinWaitUs : DEFAULT_SPIN_WAIT_US,
       lastHeapBytes: 0,
       disposedByOwner: false,
       detach: (run) => {
-        if (this.#active === run) this.#active = undefined;
+        if (this.#sink.active === run) this.#sink.active = undefined;
       },
     };
     this.#owner = owner;
@@ -259,7 +258,7 @@ export class IsolateRunner implements PooledRunner {
         } else if (script === undefined || script instanceof ivm.Script) {
           const started = startRun(prepared, request, script);
           const active = new ActiveRun(this.#owner, prepared, request);
-          this.#active = active;
+          this.#sink.active = active;
           outcome = active.follow(started);
         } else {
           outcome = { status: "error", error: script, wallMs: 0, cpuMs: 0, heapBytes: this.#owner.lastHeapBytes };
@@ -715,4 +714,14 @@ function flushResults(run: ActiveRun): void {
 
 function noop(): void {
   // nothing to do
+}
+
+/**
+ * The isolate's frame callback, delivering to the run in `sink`. Made here, apart from any
+ * runner: isolated-vm holds a Callback's function for good (it has no way to release one), so a
+ * function that reached its runner (`this`, or a closure of the runner's constructor) kept every
+ * runner and its isolate from being collected once disposed.
+ */
+function frameCallback(sink: FrameSink<ActiveRun>): ivm.Callback {
+  return new ivm.Callback((kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => sink.active?.onFrame(kind, a, b, c, d), { ignored: true });
 }

@@ -63,6 +63,7 @@ import {
   thrownToError,
   type Bridge,
   type FrameField,
+  type FrameSink,
   type IsolateRunnerOptions,
   type IsolateRunRequest,
   type KillReason,
@@ -105,7 +106,8 @@ export class SyncIsolateRunner implements PooledRunner {
   readonly #scripts: ScriptCache;
   /** One callback per isolate; it buffers frames for the run in progress, if any. */
   readonly #send: ivm.Callback;
-  #active: SyncRun | undefined;
+  /** The run in progress, where the isolate's frames go (see {@link frameCallback}). */
+  readonly #sink: FrameSink<SyncRun> = { active: undefined };
   #prepared: PreparedContext | undefined;
   /** The tool names of the last run: the next context is prepared with them staged. */
   #lastToolNames: readonly string[] | undefined;
@@ -122,10 +124,7 @@ export class SyncIsolateRunner implements PooledRunner {
     this.#isolate = isolate;
     this.#scripts = new ScriptCache(isolate);
     this.#prelude = compilePrelude(isolate, options.preludeSource ?? getPreludeSource());
-    // A synchronous callback: called on this thread during an entry, it only buffers the frame.
-    this.#send = new ivm.Callback((kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => {
-      this.#active?.frames.push(kind, a, b, c, d);
-    });
+    this.#send = frameCallback(this.#sink);
   }
 
   /** Runs completed in this isolate. */
@@ -162,7 +161,7 @@ export class SyncIsolateRunner implements PooledRunner {
   dispose(): void {
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
     // A run waiting on the host would otherwise wait for its wall timer.
-    this.#active?.kill("crash");
+    this.#sink.active?.kill("crash");
   }
 
   #createContext(): PreparedContext {
@@ -208,9 +207,9 @@ export class SyncIsolateRunner implements PooledRunner {
       }
       if (!sameNames(this.#lastToolNames, request.toolNames)) this.#lastToolNames = stageableToolNames(request.toolNames);
       const run = new SyncRun(this.#isolate, prepared, request, this.#watch);
-      this.#active = run;
+      this.#sink.active = run;
       const outcome = await run.start(script);
-      if (this.#active === run) this.#active = undefined;
+      if (this.#sink.active === run) this.#sink.active = undefined;
       if (outcome.heapBytes > 0) this.#heapBytes = outcome.heapBytes;
       this.#runs++;
       return outcome;
@@ -521,4 +520,16 @@ function flushResults(run: SyncRun): void {
 
 function wallTimeout(run: SyncRun): void {
   run.kill("timeout");
+}
+
+/**
+ * The isolate's frame callback, buffering each frame for the run in `sink` (a synchronous
+ * callback: called on this thread during an entry). Made here, apart from any runner: isolated-vm
+ * holds a Callback's function for good, so one that reached its runner kept every runner and its
+ * isolate from being collected once disposed (see isolate-runner.ts).
+ */
+function frameCallback(sink: FrameSink<SyncRun>): ivm.Callback {
+  return new ivm.Callback((kind: FrameField, a: FrameField, b: FrameField, c: FrameField, d: FrameField) => {
+    sink.active?.frames.push(kind, a, b, c, d);
+  });
 }
