@@ -76,9 +76,10 @@ export interface SandboxRunRequest {
    */
   readonly clockLiveAt?: number;
   /**
-   * How much of `limits.totalTimeoutMs` the chain had spent before its script could start, ms
-   * (its host work, a driver's queue): the budget is the whole chain's, so the run's wall time
-   * ends that much sooner. Timeout messages still name `totalTimeoutMs` itself. @defaultValue 0
+   * How much of `limits.totalTimeoutMs` the chain had spent before its script could start, ms:
+   * the budget is the whole chain's, so the run's wall time ends that much sooner. The drivers add
+   * their wait behind busy sandboxes (never a cold driver's first start); a caller may set it for
+   * time it spent itself. Timeout messages still name `totalTimeoutMs` itself. @defaultValue 0
    */
   readonly budgetSpentMs?: number;
   /** Aborting it cancels the run (`status: "cancelled"`). */
@@ -253,8 +254,8 @@ export function bindQueueWait(wait: Promise<unknown>, signal: AbortSignal | unde
 }
 
 /**
- * `request` with `waitedMs` (its wait in a driver: the queue, the prelude's first load) added to
- * its {@link SandboxRunRequest.budgetSpentMs}; `undefined` when nothing of the budget is left.
+ * `request` with `waitedMs` (its wait in a driver's queue behind busy sandboxes) added to its
+ * {@link SandboxRunRequest.budgetSpentMs}; `undefined` when nothing of the budget is left.
  * `request` itself after a wait under a millisecond.
  */
 export function afterDriverWait(request: SandboxRunRequest, waitedMs: number): SandboxRunRequest | undefined {

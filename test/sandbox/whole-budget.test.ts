@@ -30,15 +30,24 @@ async function timed(run: Promise<SandboxRunOutcome>): Promise<SandboxRunOutcome
   return { ...outcome, tookMs: performance.now() - started };
 }
 
+/** `test` on a driver `create` makes, warmed first, closed after. */
+async function onWarmDriver(create: () => SandboxDriver, test: (driver: SandboxDriver) => Promise<void>): Promise<void> {
+  const driver = create();
+  try {
+    await driver.warm?.();
+    await test(driver);
+  } finally {
+    await driver.close();
+  }
+}
+
 describe.each([
   ["in-process", (): SandboxDriver => new InProcessSandboxDriver({ maxIsolates: 1, poolSize: 1 })],
   // A kill grace far past the budget: the child's own watchdog, not the host's kill, must end it.
   ["process", (): SandboxDriver => new ProcessSandboxDriver({ processes: 1, maxProcesses: 1, killGraceMs: 5_000 })],
 ] as const)("%s driver: totalTimeoutMs is the whole chain's", (_name, create) => {
   it("a run queued for the busy sandbox has what is left of its budget, not a fresh one", async () => {
-    const driver = create();
-    try {
-      await driver.warm?.();
+    await onWarmDriver(create, async (driver) => {
       // The first run holds the only sandbox ~1 s; the second waits, then loops.
       const first = driver.run(request("await tools.hold({});\nreturn 1;", 5_000));
       const second = await timed(driver.run(request("for (;;) {}", 1_500)));
@@ -46,28 +55,20 @@ describe.each([
       expect(second.status).toBe("timeout");
       expect(second.error?.message).toMatch(/^the chain ran past totalTimeoutMs \(1500 ms\)\. /); // the policy's figure, from the sandbox's own watchdog
       expect(second.tookMs).toBeLessThan(1_500 + 600); // a fresh budget after the wait: 2 500 ms and more
-    } finally {
-      await driver.close();
-    }
+    });
   }, 30_000);
 
   it("a run whose chain spent part of its budget before it (budgetSpentMs) has the rest", async () => {
-    const driver = create();
-    try {
-      await driver.warm?.();
+    await onWarmDriver(create, async (driver) => {
       const run = await timed(driver.run(request("for (;;) {}", 2_000, { budgetSpentMs: 1_400 })));
       expect(run.status).toBe("timeout");
       expect(run.error?.message).toMatch(/^the chain ran past totalTimeoutMs \(2000 ms\)\. /); // the sandbox's own watchdog
       expect(run.tookMs).toBeLessThan(600 + 700); // 2 000 ms without it
-    } finally {
-      await driver.close();
-    }
+    });
   }, 30_000);
 
   it("a run handed with its whole budget spent ends at once, its sandbox untouched", async () => {
-    const driver = create();
-    try {
-      await driver.warm?.();
+    await onWarmDriver(create, async (driver) => {
       const pids = driver instanceof ProcessSandboxDriver ? driver.pids() : [];
       const run = await timed(driver.run(request("return 1;", 1_000, { budgetSpentMs: 1_200 })));
       expect(run.status).toBe("timeout");
@@ -75,8 +76,6 @@ describe.each([
       expect(run.tookMs).toBeLessThan(200);
       if (driver instanceof ProcessSandboxDriver) expect(driver.pids()).toEqual(pids); // no child killed for it
       expect((await driver.run(request("return 2;", 1_000))).status).toBe("ok");
-    } finally {
-      await driver.close();
-    }
+    });
   }, 30_000);
 });
