@@ -119,24 +119,31 @@ describe("a chain whose host code never settles", () => {
       inputSchema: { type: "object", properties: { tag: { type: "string" } }, required: ["tag"] } as const,
       execute: async ({ tag }) => {
         started.push(tag);
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        holding.resolve();
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
         return tag;
       },
     });
-    const chain = new ToolChainTool({
-      tools: [sleep],
-      driver: new ProcessSandboxDriver({ processes: 1, maxProcesses: 1 }),
-      policy: { totalTimeoutMs: 1_500, callTimeoutMs: 1_400, approvalTimeoutMs: 1_000 },
-    });
-    chains.push(chain);
-    await chain.warm();
-    const runs = await Promise.all(["a", "b", "c"].map((tag) => chain.run(`return (await tools.sleep({ tag: "${tag}" })).status;`, { chainId: `queued-${tag}` })));
-    // b starts after a's second with half its budget left (the queue counts), c never does.
-    expect(runs.map((run) => run.status)).toEqual(["ok", "timeout", "timeout"]);
-    expect(runs[1]?.error?.message).toContain("ran past totalTimeoutMs (1500 ms)");
-    expect(runs[2]?.error?.message).toContain("waited past totalTimeoutMs (1500 ms) for a sandbox process");
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect(started).toEqual(["a", "b"]); // "c" never ran, not even after run() returned
+    const holding = Promise.withResolvers<void>();
+    // One child, held ~2 s by a chain of a longer budget; the chain queued behind it has 1.5 s in
+    // all. (On one budget the queued chain's deadline and the running chain's end would coincide.)
+    const driver = new ProcessSandboxDriver({ processes: 1, maxProcesses: 1 });
+    const holder = new ToolChainTool({ tools: [sleep], driver, policy: { totalTimeoutMs: 5_000, callTimeoutMs: 4_000, approvalTimeoutMs: 1_000 } });
+    const chain = new ToolChainTool({ tools: [sleep], driver, policy: { totalTimeoutMs: 1_500, callTimeoutMs: 1_400, approvalTimeoutMs: 1_000 } });
+    chains.push(holder, chain);
+    try {
+      await chain.warm();
+      const script = (tag: string): string => `return (await tools.sleep({ tag: "${tag}" })).status;`;
+      const held = holder.run(script("a"), { chainId: "queued-a" });
+      await holding.promise; // the child is busy: b queues behind it
+      const runs = await Promise.all([held, chain.run(script("b"), { chainId: "queued-b" })]);
+      expect(runs.map((run) => run.status)).toEqual(["ok", "timeout"]);
+      expect(runs[1]?.error?.message).toContain("waited past totalTimeoutMs (1500 ms) for a sandbox process");
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(started).toEqual(["a"]); // "b" never ran, not even after run() returned
+    } finally {
+      await driver.close();
+    }
   }, 30_000);
 
   it("cuts the wait to the grace when the caller's signal had fired before run() was called", async () => {
@@ -159,11 +166,13 @@ describe.concurrent("the run deadline leaves healthy work alone", () => {
       description: "Takes 2 s.",
       inputSchema: { type: "object", properties: { tag: { type: "string" } }, required: ["tag"] } as const,
       execute: async ({ tag }, ctx) => {
+        if (tag === "a") holding.resolve();
         await new Promise((resolve) => setTimeout(resolve, 2_000));
         if (!ctx.signal.aborted) ended.push(tag);
         return tag;
       },
     });
+    const holding = Promise.withResolvers<void>();
     const chain = new ToolChainTool({
       tools: [slow],
       driver: new ProcessSandboxDriver({ processes: 1, maxProcesses: 1 }),
@@ -174,7 +183,10 @@ describe.concurrent("the run deadline leaves healthy work alone", () => {
     // b waits ~2 s for the child, then has ~1 s of its 3 s for a 2 s call: a timeout at ~3 s,
     // the sandbox's own (a fresh budget after the queue let it end ok at ~4 s).
     const started = performance.now();
-    const runs = await Promise.all(["a", "b"].map((tag) => chain.run(`return (await tools.slow({ tag: "${tag}" })).structured;`)));
+    const script = (tag: string): string => `return (await tools.slow({ tag: "${tag}" })).structured;`;
+    const held = chain.run(script("a"));
+    await holding.promise; // the child is busy: b queues behind it
+    const runs = await Promise.all([held, chain.run(script("b"))]);
     const took = performance.now() - started;
     expect(runs.map((run) => run.status)).toEqual(["ok", "timeout"]);
     expect(runs[1]?.error?.message).toMatch(/^the chain ran past totalTimeoutMs \(3000 ms\)/);
