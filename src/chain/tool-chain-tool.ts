@@ -741,7 +741,12 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
 
   /** `run_chain` as a tool: a bounded text summary for the model, the full run as `structuredContent`. */
   async execute(args: ChainInput, ctx?: ToolContext): Promise<ToolExecutionResult> {
-    const code = typeof args === "object" && args !== null ? (args as { code?: unknown }).code : undefined;
+    let code: unknown;
+    try {
+      code = typeof args === "object" && args !== null ? (args as { code?: unknown }).code : undefined;
+    } catch {
+      code = undefined; // a getter or Proxy that throws: as malformed as a missing code
+    }
     if (typeof code !== "string") {
       return { content: [{ type: "text", text: 'run_chain needs { "code": string }: the script to run.' }], isError: true };
     }

@@ -662,6 +662,16 @@ describe("ToolChainTool", () => {
     expect(result.isError).toBe(true);
   });
 
+  it("execute() refuses input whose code cannot be read, as it refuses a missing code", async () => {
+    const throwing = { get code(): string { throw new Error("getter"); } };
+    const proxy = new Proxy({}, { get() { throw new Error("trap"); } });
+    for (const input of [throwing, proxy]) {
+      const result = await chain.execute(input as never);
+      expect(result.isError).toBe(true);
+      expect(result.content).toEqual([{ type: "text", text: 'run_chain needs { "code": string }: the script to run.' }]);
+    }
+  });
+
   it("serves a driver that calls a tool before its run() returns", async () => {
     // The chain posts the sandbox run before its own bookkeeping; a driver of its own may call
     // back at once, from inside run(), and must find the session there.
