@@ -41,7 +41,7 @@
  *   file and moving it into place fails with `STORE_FAILED`.
  */
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readdir, unlink } from "node:fs/promises";
+import { lstat, readdir, unlink } from "node:fs/promises";
 import { join, resolve as resolvePath } from "node:path";
 import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import {
@@ -60,6 +60,7 @@ import {
   compareApprovalRequests,
   isApprovalDecision,
 } from "./check-approval-args.ts";
+import { makeDirectory } from "../kernel/make-directory.ts";
 import { readRegularFileText } from "./read-regular-file.ts";
 import { createJsonExclusive, isApprovalTempName, writeJsonAtomic } from "./write-json-atomic.ts";
 
@@ -147,7 +148,7 @@ export class FileApprovalStore implements ApprovalStore {
   async putPending(request: ApprovalRequest): Promise<void> {
     const copy = checkApprovalRequest(request);
     await this.#io("putPending", copy.id, async () => {
-      await mkdir(this.dir, { recursive: true });
+      await makeDirectory(this.dir);
       const path = this.#requestPath(copy.id);
       let current: RequestEntry | undefined;
       try {

@@ -56,6 +56,7 @@ import {
   type BlobStat,
   type BlobStore,
 } from "../kernel/index.ts";
+import { makeDirectory } from "../kernel/make-directory.ts";
 import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
 import { checkBlobMeta, gcCutoff, hexToRef, refToHex, toBlobBytes } from "./check-blob-args.ts";
 import { KeyedLock } from "./keyed-lock.ts";
@@ -347,7 +348,7 @@ export class FileBlobStore implements BlobStore {
       try {
         await mkdir(path).catch(async (mkdirError: unknown) => {
           if (errorCode(mkdirError) !== "ENOENT") throw mkdirError;
-          await mkdir(this.dir, { recursive: true }); // the first put of the store
+          await makeDirectory(this.dir); // the first put of the store
           await mkdir(path);
         });
         return;

@@ -1,6 +1,7 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ChainRuntimeError } from "../index.ts";
+import { makeDirectory } from "../kernel/make-directory.ts";
 import { fileErrorReason } from "./file-error-reason.ts";
 
 /**
@@ -13,7 +14,7 @@ export async function writeOutputFile(path: string, text: string): Promise<void>
   if (path === "") throw outputError(path, "the path is empty", undefined);
   const folder = dirname(path);
   try {
-    await mkdir(folder, { recursive: true });
+    await makeDirectory(folder);
   } catch (error) {
     throw outputError(path, folderErrorReason(error, folder), error);
   }

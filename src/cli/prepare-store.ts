@@ -1,7 +1,8 @@
 import { constants } from "node:fs";
-import { access, mkdir } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { join } from "node:path";
 import { ChainRuntimeError, describeThrown } from "../index.ts";
+import { makeDirectory } from "../kernel/make-directory.ts";
 
 /**
  * Creates the folders of the store (`<store>/traces`, `<store>/blobs`, as the file stores would
@@ -15,7 +16,7 @@ export async function prepareStore(store: string, folders: readonly ("traces" | 
   for (const folder of folders) {
     const dir = join(store, folder);
     try {
-      await mkdir(dir, { recursive: true });
+      await makeDirectory(dir);
       await access(dir, constants.W_OK | constants.X_OK);
     } catch (error) {
       throw new ChainRuntimeError(
@@ -40,6 +41,9 @@ function storeErrorReason(error: unknown, dir: string): string {
       return `permission denied on ${where}`;
     case "EROFS":
       return `${where} is on a read-only file system`;
+    case "ENOENT":
+      // Its parent exists (makeDirectory made or found it): the file system takes no folder there (/proc).
+      return `${where} cannot be created: the file system there refuses new folders`;
     default:
       return `${where}: ${describeThrown(error)}`;
   }

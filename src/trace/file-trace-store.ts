@@ -44,12 +44,13 @@
  * @module
  */
 import { constants, readFileSync } from "node:fs";
-import { mkdir, open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
+import { open, readdir, rename, unlink, type FileHandle } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { checkOptionNames, optionNames } from "../kernel/check-option-shape.ts";
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import type { ChainTrace } from "./chain-trace.ts";
+import { makeDirectory } from "../kernel/make-directory.ts";
 import { readRegularFile } from "../kernel/read-regular-file.ts";
 import { loadTraceFile, MAX_TRACE_FILE_BYTES, readTraceBytes } from "./load-trace-file.ts";
 import { assertTraceEvent, isDurableTraceEvent, type TraceEvent } from "./trace-event.ts";
@@ -428,7 +429,7 @@ export class FileTraceStore implements TraceStore {
   }
 
   #ensureDir(): Promise<void> {
-    this.#dirReady ??= mkdir(this.dir, { recursive: true }).then(
+    this.#dirReady ??= makeDirectory(this.dir).then(
       () => undefined,
       (cause: unknown) => {
         this.#dirReady = undefined; // let a later append try again
@@ -689,7 +690,7 @@ class ChainLogWriter implements FileHolder {
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
       // The folder vanished since the store created it (cleaned up by hand): make it again, once.
-      await mkdir(this.#options.dir, { recursive: true });
+      await makeDirectory(this.#options.dir);
       return await open(this.#options.path, flags, 0o644);
     }
   }
@@ -702,7 +703,7 @@ class ChainLogWriter implements FileHolder {
     const handle = await open(temporary, flags, 0o644).catch(async (cause: unknown) => {
       if ((cause as NodeJS.ErrnoException).code !== "ENOENT") throw cause;
       // The folder vanished since the store created it (see #openWith).
-      await mkdir(this.#options.dir, { recursive: true });
+      await makeDirectory(this.#options.dir);
       return open(temporary, flags, 0o644);
     });
     try {

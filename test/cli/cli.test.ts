@@ -342,6 +342,13 @@ describe("isochain CLI: the store", () => {
     expect(run.stderr).toContain(`CLI_USAGE: The store ${notAFolder} cannot be used: a part of ${join(notAFolder, "blobs")} is a file, not a folder. Pass a folder`);
   });
 
+  it.runIf(process.platform === "linux" && existsSync("/proc/self"))("refuses a --store where no folder can be made (under /proc), not waiting on it for good", () => {
+    // Node's recursive mkdir loops forever there (see src/kernel/make-directory.ts).
+    const run = isochainWithin(60_000, "run", WON_DEALS, "--tools", TOOLS, "--approve", "auto", "--store", "/proc/isochain-store");
+    expect(run.code, run.stderr).toBe(2);
+    expect(run.stderr).toContain("CLI_USAGE: The store /proc/isochain-store cannot be used: /proc/isochain-store cannot be created: the file system there refuses new folders.");
+  });
+
   it("creates a missing store folder", () => {
     const store = join(cwd, "new", "store");
     const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto", "--store", store);
