@@ -32,6 +32,7 @@ import { resumeCommand } from "./resume-command.ts";
 import { checkStoreOption, DEFAULT_STORE, storeWords } from "./store-option.ts";
 import { traceCommand } from "./trace-command.ts";
 import { USAGE } from "./usage.ts";
+import { reportStrayErrors } from "./stray-errors.ts";
 import { guardOutput, outputExitCode, writeErr, writeOut } from "./terminal-text.ts";
 
 /** `--max-calls`: the tool-call budget of the run (ChainPolicy.maxToolCalls). */
@@ -153,6 +154,7 @@ function reportStall(): void {
 /** Whether `main` has settled (or its stall was reported). */
 let settled = false;
 guardOutput();
+reportStrayErrors();
 // Until `main` settles: a command whose awaited promise never settles (nothing left to run, so
 // Node exits) did not do what was asked, and must not exit 0. See pending-step.ts.
 process.exitCode = EXIT_USAGE;

@@ -435,6 +435,38 @@ describe("isochain CLI: tool modules", () => {
     expect(same.code, same.stderr).toBe(0);
   });
 
+  it("report a module's own stray errors and go on: the run ends with its code, its trace whole", () => {
+    const stray = toolModule(
+      "stray.ts",
+      [
+        'Promise.reject(new Error("at import"));',
+        "export const ping = defineTool({ name: \"ping\", description: \"p\", inputSchema: { type: \"object\" }, execute: async () => {",
+        '  Promise.reject(new Error("left by execute"));',
+        '  setTimeout(() => { throw new Error("from a timer"); }, 1);',
+        "  return { pong: true };",
+        "} });",
+      ].join("\n"),
+    );
+    const store = join(cwd, "stray-store");
+    const run = isochain("run", file("ping.ts", 'const r = await tools.ping({});\nawait tools.ping({});\nreturn r.status;\n'), "--tools", stray, "--store", store);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`isochain: warning: the tool module left a promise rejection unhandled: at import (at ${stray}:3:16). The command goes on; catch it where the promise is made (.catch, or await it).`);
+    expect(run.stderr).toContain(`isochain: warning: the tool module left a promise rejection unhandled: left by execute (at ${stray}:5:18).`);
+    expect(run.stderr).toContain(`isochain: warning: the tool module threw outside any tool call (a timer or event of its own): from a timer (at ${stray}:6:28). The command goes on; catch it in that callback.`);
+    expect(run.stderr).not.toMatch(/Node\.js v|^\s+at /m);
+    expect(run.stdout).toContain("status: ok");
+    const files = readdirSync(join(store, "traces"));
+    expect(files.filter((name) => name.endsWith(".trace"))).toHaveLength(1);
+    expect(files.filter((name) => name.endsWith(".live"))).toEqual([]);
+    const shown = isochain("trace", "show", savedTraceId(run.stdout), "--store", store);
+    expect(shown.code, shown.stderr).toBe(0);
+
+    const rejectedDefault = load("rejected-default.ts", 'export default Promise.reject(new Error("no toolbox"));');
+    expect(rejectedDefault.code).toBe(2);
+    expect(rejectedDefault.stderr).toContain("exports no tools");
+    expect(rejectedDefault.stderr).toContain("isochain: warning: the tool module left a promise rejection unhandled: no toolbox");
+  }, 60_000);
+
   it("refuse an empty toolbox however it is exported", () => {
     for (const [name, body] of [
       ["empty.ts", "export {};"],
