@@ -97,7 +97,7 @@ import {
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { DEFAULT_SPIN_WAIT_US, isSpinWaitUs, spinWait } from "./spin-wait.ts";
-import { type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
+import { DEADLOCK_MESSAGE, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
@@ -569,7 +569,7 @@ class ActiveRun {
             error: {
               phase: "limit",
               name: "DeadlockError",
-              message: "script is waiting on a promise that can never settle (no tool call is pending)",
+              message: DEADLOCK_MESSAGE,
             },
           });
         }

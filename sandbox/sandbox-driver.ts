@@ -100,6 +100,11 @@ export interface SandboxRunRequest {
   readonly onClock?: (readings: readonly number[]) => void;
 }
 
+/** The message of a `DeadlockError`: what happened, and what the script can change. */
+export const DEADLOCK_MESSAGE =
+  "script is waiting on a promise that can never settle (no tool call is pending). Await tool calls and promises the script " +
+  "settles itself: a script has no timers or events, so a promise nothing in it resolves waits for ever";
+
 /**
  * A fault inside the sandbox, positions still in compiled code. Names the drivers use beyond
  * the script's own errors: `TimeoutError` (totalTimeoutMs, status `timeout`), `CpuLimitError`

@@ -73,7 +73,7 @@ import {
   type Settled,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import { type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
+import { DEADLOCK_MESSAGE, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
 
 /**
  * An outside watch over each synchronous entry (the sandbox child's `EntryGuard`): isolated-vm
@@ -341,7 +341,7 @@ class SyncRun {
       // Nothing is out on the host and the isolate is idle: nothing can ever wake the script.
       this.#settled = {
         status: "error",
-        error: { phase: "limit", name: "DeadlockError", message: "script is waiting on a promise that can never settle (no tool call is pending)" },
+        error: { phase: "limit", name: "DeadlockError", message: DEADLOCK_MESSAGE },
       };
       this.#quiesced();
       return;

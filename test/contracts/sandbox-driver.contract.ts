@@ -295,7 +295,11 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         const outcome = await run("await new Promise(() => {});", { limits: { totalTimeoutMs: 2_000 } });
         expect(outcome.status).toBe("error");
         expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError" });
-        expect(outcome.error?.message).toMatch(/promise that can never settle/);
+        // What happened, then what the script can change, as every limit error says.
+        expect(outcome.error?.message).toBe(
+          "script is waiting on a promise that can never settle (no tool call is pending). Await tool calls and promises the script " +
+            "settles itself: a script has no timers or events, so a promise nothing in it resolves waits for ever",
+        );
         expect(outcome.wallMs).toBeLessThan(1_000);
       });
 
