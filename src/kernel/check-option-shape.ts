@@ -33,12 +33,28 @@ export function checkMethods(owner: string, argument: string, expected: string, 
 /** The hook names `Hooks` knows. */
 const HOOK_NAMES = ["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END", "onHookError"] as const;
 
-/** @throws ChainRuntimeError `ARGUMENT_INVALID` unless `hooks` is an object whose given hooks are functions. */
+/**
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` unless `hooks` is an object whose given hooks are
+ * functions and, for a plain object, whose every function is a hook: a misspelt one
+ * (`TOOL_STRAT`) would otherwise never fire, without a word. Fields that are not functions (the
+ * state a hook keeps) are the caller's, as is anything on an instance of a class of its own.
+ */
 export function checkHooks(owner: string, hooks: unknown): void {
   if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) refuseOption(owner, "hooks", "an object of hook functions", `got ${describeKind(hooks)}`);
   for (const name of HOOK_NAMES) {
     const hook = (hooks as Record<string, unknown>)[name];
     if (hook !== undefined && typeof hook !== "function") refuseOption(owner, `hooks.${name}`, "a function when given", `got ${describeKind(hook)}`);
+  }
+  const prototype: unknown = Object.getPrototypeOf(hooks);
+  if (prototype !== Object.prototype && prototype !== null) return;
+  const known: readonly string[] = HOOK_NAMES;
+  for (const key of Object.keys(hooks)) {
+    if (known.includes(key) || typeof (hooks as Record<string, unknown>)[key] !== "function") continue;
+    const sameLetters = known.find((name) => name.toLowerCase() === key.toLowerCase());
+    const near = sameLetters === undefined ? suggestNames(key, known) : [sameLetters];
+    refuseOption(owner, "hooks", `an object of ${known.join(", ")}`, `it has no hook ${JSON.stringify(key)}${near.length === 0 ? "" : ` (did you mean ${near.join(" or ")}?)`}`, {
+      hook: key,
+    });
   }
 }
 

@@ -221,6 +221,23 @@ describe("ToolInvoker options", () => {
     }
   });
 
+  it("refuses a misspelt hook of a plain object (it would never fire), and leaves state and a class instance's own fields alone", () => {
+    const noop = (): void => {};
+    expect(refusal({ toolbox, hooks: { TOOL_STRAT: noop } })).toMatchObject({
+      code: "ARGUMENT_INVALID",
+      details: { argument: "hooks", hook: "TOOL_STRAT" },
+      message: 'ToolInvoker options.hooks must be an object of TOOL_START, TOOL_END, CHAIN_START, CHAIN_END, onHookError; it has no hook "TOOL_STRAT" (did you mean TOOL_START?).',
+    });
+    expect(refusal({ toolbox, hooks: { tool_end: noop } })).toMatchObject({ details: { hook: "tool_end" }, message: expect.stringContaining("(did you mean TOOL_END?)") });
+    expect(refusal({ toolbox, hooks: Object.assign(Object.create(null) as object, { CHAIN_ENDD: noop }) })).toMatchObject({ details: { hook: "CHAIN_ENDD" } });
+    class Observer {
+      readonly seen: string[] = [];
+      TOOL_END = (): void => void this.seen.push("end");
+    }
+    expect(() => new ToolInvoker({ toolbox, hooks: new Observer() })).not.toThrow();
+    expect(() => new ToolInvoker({ toolbox, hooks: { seen: [], count: 0, TOOL_END: noop } })).not.toThrow();
+  });
+
   it("refuses a maxTraceRecords out of range at construction, as openSession would (POLICY_INVALID)", () => {
     for (const maxTraceRecords of [-1, 1.5, "10"]) {
       expect(refusal({ toolbox, maxTraceRecords })).toMatchObject({ code: "POLICY_INVALID", details: { field: "maxTraceRecords" } });
