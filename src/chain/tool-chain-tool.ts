@@ -137,10 +137,13 @@ export interface ChainRunOptions {
   readonly clockStart?: number;
 }
 
-/** The input of `run_chain`. */
-export interface ChainInput {
+/**
+ * The input of `run_chain`. A type, not an interface, so that it fits `Record<string, unknown>`
+ * and a `ToolChainTool` is a `Tool` (as a `defineTool` result is) wherever one is asked for.
+ */
+export type ChainInput = {
   readonly code: string;
-}
+};
 
 const SCRIPT_NAME = DEFAULT_SCRIPT_NAME;
 const MAX_ARGUMENT_BYTES = 8 * 1024 * 1024;

@@ -235,7 +235,8 @@ describe("ToolInvoker options", () => {
       TOOL_END = (): void => void this.seen.push("end");
     }
     expect(() => new ToolInvoker({ toolbox, hooks: new Observer() })).not.toThrow();
-    expect(() => new ToolInvoker({ toolbox, hooks: { seen: [], count: 0, TOOL_END: noop } })).not.toThrow();
+    const withState = { seen: [], count: 0, TOOL_END: noop };
+    expect(() => new ToolInvoker({ toolbox, hooks: withState })).not.toThrow();
   });
 
   it("refuses a maxTraceRecords out of range at construction, as openSession would (POLICY_INVALID)", () => {

@@ -41,6 +41,12 @@ describe("public exports", () => {
     expectTypeOf<ChainRunWarning>().toEqualTypeOf<CallsNotAwaitedWarning | UnhandledRejectionWarning>();
   });
 
+  it("lets a ToolChainTool stand wherever a Tool is asked for, as a defineTool result does", () => {
+    expectTypeOf<isochain.ToolChainTool>().toExtend<isochain.Tool>();
+    const tools: isochain.Tool[] = [new isochain.ToolChainTool({ toolbox: new isochain.Toolbox() })];
+    expect(tools[0]?.name).toBe("run_chain");
+  });
+
   it("exports the limits the docs name", () => {
     expect(isochain.TOOL_NAME_PATTERN.test("crm.search")).toBe(true);
     expect(isochain.MAX_SCHEMA_DEPTH).toBe(64);
