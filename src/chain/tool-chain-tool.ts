@@ -163,7 +163,9 @@ export let runWithPlan: (tool: ToolChainTool, code: string, options: ChainRunOpt
  * ```
  */
 export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
+  /** The tool's name for the model: `options.name`, by default `"run_chain"`. */
   readonly name: string;
+  /** `{ code: string }` and nothing else, frozen: what the model sends. */
   readonly inputSchema: ObjectJsonSchema = Object.freeze({
     type: "object",
     properties: {
@@ -175,6 +177,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     required: ["code"],
     additionalProperties: false,
   });
+  /** `"safe"`: running a script is not itself a risk; each call it makes is judged by its own tool's risk. */
   readonly risk: ToolRisk = "safe";
   /** The resolved policy every run of this tool uses. */
   readonly policy: ChainPolicy;
@@ -789,6 +792,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     if (this.#ownsDriver) await this.#driver.close();
   }
 
+  /** {@link ToolChainTool.close}, for `await using chain = new ToolChainTool(...)`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

@@ -48,8 +48,19 @@ export interface ChainRuntimeErrorOptions {
 export class ChainRuntimeError extends Error {
   /** Stable code; see {@link ERROR_CODES}. */
   readonly code: ErrorCode;
+  /**
+   * Machine-readable facts about the failure, frozen; `{}` when there are none. Which fields
+   * depends on the code: `argument` (the option refused) for `ARGUMENT_INVALID`, `field` for
+   * `POLICY_INVALID`, `chainId` (and `resumedAs`, the chain a trace was already resumed as) for
+   * `REPLAY_FAILED`, `store` and `dir` for a CLI store, and so on; the message says the same in words.
+   */
   readonly details: Readonly<Record<string, unknown>>;
 
+  /**
+   * @param code - the stable code a caller branches on
+   * @param message - what happened, where, and what to do instead
+   * @param options - `details` (copied and frozen) and `cause` (kept as `Error#cause`)
+   */
   constructor(code: ErrorCode, message: string, options: ChainRuntimeErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ChainRuntimeError";

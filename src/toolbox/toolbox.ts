@@ -126,6 +126,7 @@ export class Toolbox implements Iterable<AnyTool> {
     return this.#tools.size;
   }
 
+  /** The tools held, in the order they were added (as {@link Toolbox.all} lists them). */
   [Symbol.iterator](): Iterator<AnyTool> {
     return this.#tools.values();
   }
