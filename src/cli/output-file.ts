@@ -1,17 +1,35 @@
+import { realpathSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { ChainRuntimeError } from "../index.ts";
 import { makeDirectory } from "../kernel/make-directory.ts";
 import { fileErrorReason } from "./file-error-reason.ts";
 
+/** What an output file must never replace: the store's folders and the trace file read. */
+export interface KeptPaths {
+  /** The store's data folders (`traces`: append-only logs, leases, claims; `blobs`: artifacts). */
+  readonly storeDirs: readonly string[];
+  /** The `.trace` file the command read, when it read one by path. */
+  readonly traceFile?: string;
+}
+
 /**
  * Writes `text` to the file `path` names (`--out FILE`), creating its folder if missing.
  * @throws ChainRuntimeError `CLI_USAGE` naming the path, why it cannot be written (a folder, a
- * part of the path that is a file, no permission) and what to pass instead; never Node's own
- * error (`EISDIR: illegal operation on a directory, open ...`).
+ * part of the path that is a file, no permission, a file of the trace store or the trace being
+ * read: written over, a trace would be lost) and what to pass instead; never Node's own error
+ * (`EISDIR: illegal operation on a directory, open ...`).
  */
-export async function writeOutputFile(path: string, text: string): Promise<void> {
+export async function writeOutputFile(path: string, text: string, kept: KeptPaths): Promise<void> {
   if (path === "") throw outputError(path, "the path is empty", undefined);
+  const target = canonicalPath(path);
+  if (kept.traceFile !== undefined && target === canonicalPath(kept.traceFile)) {
+    throw outputError(path, "it is the trace file being read, which the output would replace", undefined);
+  }
+  const storeDir = kept.storeDirs.find((dir) => isWithin(canonicalPath(dir), target));
+  if (storeDir !== undefined) {
+    throw outputError(path, `it is in the store's folder ${storeDir}, whose files are its data (traces, artifacts), which the output would replace`, undefined);
+  }
   const folder = dirname(path);
   try {
     await makeDirectory(folder);
@@ -43,4 +61,25 @@ function outputError(path: string, reason: string, cause: unknown): ChainRuntime
     `Could not write --out ${path === "" ? '""' : path}: ${reason}. Pass the path of a file to write (a missing folder is created), or leave out --out to print to stdout.`,
     { cause, details: { option: "--out", path } },
   );
+}
+
+/**
+ * `path` made absolute with the links of its folders followed (as far as they exist), so two
+ * spellings of one file compare equal. Never throws.
+ */
+function canonicalPath(path: string): string {
+  const absolute = resolve(path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    // Not there yet: its nearest folder that is, and the rest as written.
+    const folder = dirname(absolute);
+    return folder === absolute ? absolute : resolve(canonicalPath(folder), basename(absolute));
+  }
+}
+
+/** True when `path` is `folder` or inside it (both canonical). */
+function isWithin(folder: string, path: string): boolean {
+  const rel = relative(folder, path);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }

@@ -5,7 +5,7 @@ import { EXIT_OK, EXIT_USAGE } from "./exit-codes.ts";
 import { formatTrace, formatTraceList } from "./format-trace.ts";
 import { writeOutputFile } from "./output-file.ts";
 import { parseCount } from "./parse-count.ts";
-import { resolveTrace } from "./resolve-trace.ts";
+import { namesTraceFile, resolveTrace } from "./resolve-trace.ts";
 import { checkStoreOption, DEFAULT_STORE } from "./store-option.ts";
 import { unreadableTraces } from "./stored-traces.ts";
 import { USAGE } from "./usage.ts";
@@ -69,7 +69,7 @@ export async function traceCommand(args: readonly string[]): Promise<number> {
   if (sub === "show") text = values.json ? `${exportTraceJson(trace)}\n` : formatTrace(trace);
   else text = values.test ? traceToTest(trace, { importFrom: values.import ?? "isochain" }) : `${exportTraceJson(trace)}\n`;
   if (values.out !== undefined) {
-    await writeOutputFile(values.out, text);
+    await writeOutputFile(values.out, text, { storeDirs: [join(values.store, "traces"), join(values.store, "blobs")], ...(namesTraceFile(ref) ? { traceFile: ref } : {}) });
     writeOut(`wrote ${values.out}\n`);
   } else {
     writeOut(text);

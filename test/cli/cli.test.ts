@@ -574,6 +574,24 @@ describe("isochain CLI: --out", () => {
       expect(written.stdout, args.join(" ")).toBe("");
       expect(written.stderr, args.join(" ")).toBe(`isochain: CLI_USAGE: ${reason} ${advice}\n`);
     }
+    // Never over the store's own files, nor the trace file read: written over, the trace is gone.
+    const store = join(cwd, ".isochain");
+    const log = join(store, "traces", `${id}.trace`);
+    const copy = join(cwd, "copied.trace");
+    writeFileSync(copy, readFileSync(log));
+    const storeAdvice = "whose files are its data (traces, artifacts), which the output would replace.";
+    for (const [args, reason] of [
+      [["trace", "export", id, "--out", log], `Could not write --out ${log}: it is in the store's folder ${join(".isochain", "traces")}, ${storeAdvice}`],
+      [["trace", "show", id, "--out", join(store, "traces", "notes.txt")], `it is in the store's folder ${join(".isochain", "traces")}, ${storeAdvice}`],
+      [["trace", "show", id, "--out", join(store, "blobs", "x", "y")], `it is in the store's folder ${join(".isochain", "blobs")}, ${storeAdvice}`],
+      [["trace", "export", copy, "--out", join(cwd, ".", "copied.trace")], "it is the trace file being read, which the output would replace."],
+    ] as const) {
+      const refused = isochain(...args);
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stderr, args.join(" ")).toContain(reason);
+    }
+    expect(readFileSync(log)).toEqual(readFileSync(copy));
+    expect(isochain("replay", id).code).toBe(0);
     const nested = join(cwd, "new-out", "deeper", "trace.txt");
     const ok = isochain("trace", "show", id, "--out", nested);
     expect(ok.code, ok.stderr).toBe(0);
