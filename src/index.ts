@@ -65,6 +65,7 @@ export {
   type CompileResult,
   type CompileSuccess,
   compileScript,
+  ESBUILD_TIME_LIMIT_MS,
   MAX_SCRIPT_CHARS,
   MAX_SCRIPT_NESTING,
 } from "./compile/compile-script.ts";

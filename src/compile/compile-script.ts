@@ -45,10 +45,11 @@
 import * as module from "node:module";
 import { createContext, runInContext, Script } from "node:vm";
 import { transformSync } from "esbuild";
+import type * as Esbuild from "esbuild";
 import type { Message, TransformOptions, TransformResult } from "esbuild";
 import { ChainRuntimeError, describeThrown, sha256Hex } from "../kernel/index.ts";
 import type { ChainError } from "../kernel/index.ts";
-import { callEsbuild, esbuildMessages } from "../kernel/esbuild-service.ts";
+import { callEsbuild, EsbuildTimeoutError, esbuildMessages } from "../kernel/esbuild-service.ts";
 import { codeFrame } from "./code-frame.ts";
 import { CompileCache } from "./compile-cache.ts";
 import {
@@ -319,7 +320,7 @@ function* compileSteps(source: string, filename: string, engine: "auto" | "esbui
     map = createSourcePositionMapper({ filename, lineCount: text.lineCount, lineOffset: COMPILED_SCRIPT_LINE_OFFSET });
   } else {
     const output = yield* esbuild(wrapped, filename);
-    if (!output.ok) return { ok: false, hash, error: explainEsbuildError(output.message, text, scan) };
+    if (!output.ok) return { ok: false, hash, error: "timedOut" in output ? tooSlowError() : explainEsbuildError(output.message, text, scan) };
     code = asOneExpression(output.code);
     usedEngine = "esbuild";
     map = createSourcePositionMapper({
@@ -381,11 +382,23 @@ function* findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, fi
     // The script compiled, yet a bracket closes nothing: it may have closed the wrapper
     // function early. An extra block around the body turns that into a parse error.
     const doubled = `${COMPILED_SCRIPT_PREFIX.slice(0, -1)}{\n${text.source}\n}${COMPILED_SCRIPT_SUFFIX.slice(1)}`;
-    if (!(yield* esbuild(doubled, filename)).ok) {
-      return text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
+    const output = yield* esbuild(doubled, filename);
+    if (!output.ok) {
+      return "timedOut" in output ? tooSlowError() : text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
     }
   }
   return undefined;
+}
+
+/** The compile error of a script esbuild was stopped on (see {@link ESBUILD_TIME_LIMIT_MS}). */
+function tooSlowError(): CompileError {
+  return {
+    phase: "compile",
+    name: "CompileError",
+    message:
+      `The compiler (esbuild) was stopped after ${ESBUILD_TIME_LIMIT_MS / 1000} s on this script: its time grows with the square of ` +
+      "the errors it finds (here thousands: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake.",
+  };
 }
 
 /** Turns esbuild's first error into a compile error positioned in the original text. */
@@ -477,7 +490,34 @@ class SourceText {
 
 type EsbuildOutput =
   | { readonly ok: true; readonly code: string; readonly mappings: string }
-  | { readonly ok: false; readonly message: Message };
+  | { readonly ok: false; readonly message: Message }
+  /** esbuild ran past {@link ESBUILD_TIME_LIMIT_MS} on the asynchronous path and was stopped. */
+  | { readonly ok: false; readonly timedOut: true };
+
+/**
+ * Longest a chain's compile may keep esbuild busy. A script of 2 Mi characters compiles in well
+ * under 0.5 s on a slow machine; what takes longer is one made to (esbuild's time grows with the
+ * square of the errors and warnings it reports: see esbuild-service.ts), and is stopped.
+ */
+export const ESBUILD_TIME_LIMIT_MS = 3_000;
+
+/**
+ * esbuild's warnings, all of them off: a compile reads only errors, and each warning costs esbuild
+ * time and a copy of its whole line (a long line of duplicate keys: gigabytes). The ids of
+ * esbuild's JavaScript, TypeScript and source-map warnings.
+ */
+const SILENT_WARNINGS: Readonly<Record<string, "silent">> = Object.fromEntries(
+  [
+    "assert-to-with", "assert-type-json", "assign-to-constant", "assign-to-define", "assign-to-import", "call-import-namespace",
+    "class-name-will-throw", "commonjs-variable-in-esm", "delete-super-property", "direct-eval", "duplicate-case",
+    "duplicate-class-member", "duplicate-object-key", "empty-import-meta", "equals-nan", "equals-negative-zero", "equals-new-object",
+    "html-comment-in-js", "impossible-typeof", "indirect-require", "private-name-will-throw", "semicolon-after-return",
+    "suspicious-boolean-not", "suspicious-define", "suspicious-logical-operator", "suspicious-nullish-coalescing",
+    "this-is-undefined-in-esm", "unsupported-dynamic-import", "unsupported-jsx-comment", "unsupported-regexp",
+    "unsupported-require-call", "invalid-source-mappings", "missing-source-map", "unsupported-source-map-comment",
+    "tsconfig.json",
+  ].map((id) => [id, "silent" as const]),
+);
 
 const ESBUILD_OPTIONS: TransformOptions = {
   loader: "ts",
@@ -489,6 +529,7 @@ const ESBUILD_OPTIONS: TransformOptions = {
   charset: "utf8",
   legalComments: "none",
   logLevel: "silent",
+  logOverride: SILENT_WARNINGS,
   tsconfigRaw: { compilerOptions: { useDefineForClassFields: true } },
 };
 
@@ -514,8 +555,10 @@ function runEsbuild(job: EsbuildJob): EsbuildOutput {
 /** esbuild's output for a job, through its asynchronous API (see `callEsbuild`). */
 async function runEsbuildAsync(job: EsbuildJob): Promise<EsbuildOutput> {
   try {
-    return esbuildOutput(await callEsbuild((api) => api.transform(`${job.input}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: job.filename })));
+    const transform = (api: typeof Esbuild): Promise<TransformResult> => api.transform(`${job.input}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: job.filename });
+    return esbuildOutput(await callEsbuild(transform, { timeoutMs: ESBUILD_TIME_LIMIT_MS }));
   } catch (error) {
+    if (error instanceof EsbuildTimeoutError) return { ok: false, timedOut: true };
     return esbuildFailure(error);
   }
 }

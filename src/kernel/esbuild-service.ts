@@ -3,15 +3,22 @@
  * pipes and never blocks the calling thread (its synchronous API waits on a worker thread with
  * `Atomics.wait` and no timeout: a worker that could not start hangs the thread for good).
  *
+ * - The asynchronous calls go to a copy of esbuild's module of their own ({@link asyncEsbuild}),
+ *   so stopping its process never touches the worker of the synchronous API (`esbuild()`).
+ * - A call may be bounded in time (`timeoutMs`): esbuild's time grows with the square of the
+ *   messages it reports (20 000 redeclarations of one `let`, 180 KB, took its process 11 s; one
+ *   64 KB line of duplicate keys, 30 s and 4 GB of host memory for the messages' copies of the
+ *   line), and nothing in esbuild stops it. Past the bound the process is stopped (the only way
+ *   to end its work) and the call rejects with {@link EsbuildTimeoutError}; the other calls in
+ *   flight on that process run again on a new one, as if they had just been made.
  * - A process that could not start leaves nothing behind in esbuild: the next call starts one.
  *   esbuild reads the new child's stdin before it listens for the child's `error` event, so when
  *   the spawn fails (EMFILE) it throws a TypeError, and the `error` Node emits a tick later would
  *   end the host as an uncaught exception: {@link callEsbuild} listens for it and reports it.
  * - A process that died (killed from outside) is kept by esbuild, refusing every later call
- *   ("The service is no longer running"): the first caller to hear so stops it (`esbuild.stop()`,
- *   the only way to drop it), so the next call starts a new one. Nothing is stopped otherwise: a
- *   call in flight on a live process that is stopped never settles, and the stop also ends the
- *   worker of esbuild's synchronous API (started again by its next call).
+ *   ("The service is no longer running"): the first caller to hear so stops it, so the next
+ *   call starts a new one. A call in flight on a process that is stopped never settles in
+ *   esbuild: each call races its process's stop, so none is left waiting on one.
  * @module
  */
 import type * as ChildProcess from "node:child_process";
@@ -25,41 +32,135 @@ const require = createRequire(import.meta.url);
 const childProcess = require("node:child_process") as typeof ChildProcess;
 
 let loaded: typeof Esbuild | undefined;
-/** The process esbuild's calls went to: counted up when a dead one is stopped. */
-let generation = 0;
+let loadedForAsync: typeof Esbuild | undefined;
 
-/** esbuild, loaded on first use (a sandbox child, handed the built prelude, never loads it). */
+/** esbuild, loaded on first use (a sandbox child, handed the built prelude, never loads it); for its synchronous API. */
 export function esbuild(): typeof Esbuild {
   loaded ??= require("esbuild") as typeof Esbuild;
   return loaded;
 }
 
 /**
- * `call(esbuild)`, for a call into esbuild's asynchronous API; see the module comment for what
- * happens when esbuild's process cannot start or has died. A failure in which esbuild did not
- * read the input is passed on with its reason: the spawn's error, or that the process is out of
- * file descriptors (esbuild then fails finding its own binary, and says it was installed for
- * another platform).
+ * A second copy of esbuild's module (evaluated afresh, outside the require cache), for the
+ * asynchronous calls: its process can be stopped without ending the synchronous API's worker.
  */
-export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>): Promise<T> {
-  const started = generation;
-  const spawned: SpawnWatch = {};
+function asyncEsbuild(): typeof Esbuild {
+  if (loadedForAsync !== undefined) return loadedForAsync;
+  const path = require.resolve("esbuild");
+  const shared = require.cache[path];
+  delete require.cache[path];
   try {
-    return await withSpawnWatched(spawned, () => call(esbuild()));
-  } catch (error) {
-    if (esbuildMessages(error) !== undefined) throw error;
-    if (started === generation && /^The service (?:is no longer running|was stopped)/u.test(messageOf(error))) {
-      // Dead, and not stopped since this call began: no call can be in flight on it.
-      generation++;
-      void esbuild()
+    loadedForAsync = require(path) as typeof Esbuild;
+  } finally {
+    if (shared === undefined) delete require.cache[path];
+    else require.cache[path] = shared;
+  }
+  return loadedForAsync;
+}
+
+/** The process the asynchronous calls go to now, and a promise that settles when it is stopped. */
+interface ServiceTerm {
+  readonly stopped: Promise<void>;
+  stop(): void;
+}
+
+let term: ServiceTerm | undefined;
+
+function currentTerm(): ServiceTerm {
+  if (term !== undefined) return term;
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const created: ServiceTerm = {
+    stopped: promise,
+    stop: () => {
+      if (term !== created) return;
+      term = undefined;
+      void asyncEsbuild()
         .stop()
         .catch(() => undefined);
+      resolve();
+    },
+  };
+  term = created;
+  return created;
+}
+
+/**
+ * Stops the process of the asynchronous calls, as a call past its bound does: calls in flight on
+ * it run again on a new one, and the next call starts one. For tests that need it gone.
+ */
+export function stopEsbuildService(): void {
+  currentTerm().stop();
+}
+
+/** What {@link callEsbuild} rejects with when its call ran past `timeoutMs` (esbuild's process was stopped). */
+export class EsbuildTimeoutError extends Error {
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    super(`esbuild did not finish within ${timeoutMs} ms and was stopped`);
+    this.name = "EsbuildTimeoutError";
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Options of {@link callEsbuild}. */
+export interface CallEsbuildOptions {
+  /** Longest the call may take, retries included; past it esbuild's process is stopped. @defaultValue no bound */
+  readonly timeoutMs?: number;
+}
+
+/** Times a call runs again because another call's bound stopped the process it was on. */
+const MAX_RESTARTS = 3;
+
+type Attempt<T> = { readonly kind: "done"; readonly value: T } | { readonly kind: "stopped" } | { readonly kind: "timeout" };
+
+/**
+ * `call(esbuild)`, for a call into esbuild's asynchronous API, within `timeoutMs` when given; see
+ * the module comment for the bound and for what happens when esbuild's process cannot start or
+ * has died. A failure in which esbuild did not read the input is passed on with its reason: the
+ * spawn's error, or that the process is out of file descriptors (esbuild then fails finding its
+ * own binary, and says it was installed for another platform).
+ * @throws EsbuildTimeoutError past `timeoutMs`.
+ */
+export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, options: CallEsbuildOptions = {}): Promise<T> {
+  const { timeoutMs } = options;
+  const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
+  for (let restarts = 0; ; restarts++) {
+    const attempt = await attemptEsbuild(call, deadline);
+    if (attempt.kind === "done") return attempt.value;
+    if (attempt.kind === "timeout") throw new EsbuildTimeoutError(timeoutMs ?? 0);
+    if (restarts >= MAX_RESTARTS) throw new Error(`esbuild's process was stopped ${restarts + 1} times while this call ran (other calls ran past their time bound)`);
+  }
+}
+
+/** One try of {@link callEsbuild} on the current process: its result, or that the process was stopped under it, or the bound passed. */
+async function attemptEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, deadline: number | undefined): Promise<Attempt<T>> {
+  const current = currentTerm();
+  const spawned: SpawnWatch = {};
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const racers: Promise<Attempt<T>>[] = [
+      withSpawnWatched(spawned, () => call(asyncEsbuild())).then((value) => ({ kind: "done", value })),
+      current.stopped.then(() => ({ kind: "stopped" })),
+    ];
+    if (deadline !== undefined) {
+      racers.push(new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), { kind: "timeout" }))));
     }
+    const attempt = await Promise.race(racers);
+    // Past its bound, the call's work is stopped with the process: nothing else ends it.
+    if (attempt.kind === "timeout") current.stop();
+    return attempt;
+  } catch (error) {
+    if (esbuildMessages(error) !== undefined) throw error;
+    // Dead: no call can be in flight on it (they hear the same and stop racing it).
+    if (/^The service (?:is no longer running|was stopped)/u.test(messageOf(error))) current.stop();
     // A spawn that failed says why a tick after esbuild has thrown for it.
     if (spawned.child !== undefined) await new Promise<void>((resolve) => process.nextTick(resolve));
     const reason = spawned.error ?? outOfDescriptors();
     if (reason !== undefined) throw new Error(`esbuild's process did not start: ${reason.message}`, { cause: error });
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
