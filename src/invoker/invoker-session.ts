@@ -4,7 +4,10 @@
  *
  * Invariants:
  * - The trace keeps at most `maxTraceRecords` records; later ones are only counted
- *   (`droppedRecords`), so a flood of calls cannot grow memory without bound.
+ *   (`droppedRecords`), so a flood of calls cannot grow memory without bound. When it is full,
+ *   a call whose tool ran takes the place of the latest kept one that never ran (refused:
+ *   budget, arguments, approval): a flood of refusals, which end first, cannot push the calls
+ *   that acted out of the trace.
  * - Every ref pinned through the session is unpinned exactly once, by `close()` (or
  *   `await using`). A pin that arrives after close (a call still running when the chain ended)
  *   is released at once.
@@ -45,6 +48,8 @@ export class SessionState {
   readonly maxTraceRecords: number;
   readonly slots: CallSlots;
   readonly trace: ChainCallRecord[] = [];
+  /** Indexes in {@link trace} of the records of calls that never ran, in order. */
+  readonly #notRun: number[] = [];
   readonly pins: ArtifactRef[] = [];
   readonly #external: AbortSignal | undefined;
   #mediaCounters: Map<string, number> | undefined;
@@ -104,10 +109,22 @@ export class SessionState {
     if (this.#controller !== undefined) this.#controller.abort(reason ?? closedReason());
   }
 
-  /** Appends a record, or counts it when the trace is full. */
-  record(record: ChainCallRecord): void {
-    if (this.trace.length < this.maxTraceRecords) this.trace.push(record);
-    else this.droppedRecords++;
+  /**
+   * Appends a record, or counts it when the trace is full; the record of a call whose tool ran
+   * (`executed`) then replaces the latest kept record of one that did not, if any.
+   */
+  record(record: ChainCallRecord, executed: boolean): void {
+    if (this.trace.length < this.maxTraceRecords) {
+      if (!executed) this.#notRun.push(this.trace.length);
+      this.trace.push(record);
+      return;
+    }
+    this.droppedRecords++;
+    const evicted = executed ? this.#notRun.pop() : undefined;
+    if (evicted === undefined) return;
+    // The latest of them: the indexes of the others, all before it, stay right.
+    this.trace.splice(evicted, 1);
+    this.trace.push(record);
   }
 
   /** The next media index of `tool` in this session, from 0. */

@@ -275,7 +275,7 @@ export class ToolInvoker {
 
     try {
       const record = makeRecord(current, result);
-      state.record(record);
+      state.record(record, current.executed);
       if (hooks?.TOOL_END) {
         await fireHook(hooks, "TOOL_END", {
           event: "TOOL_END",

@@ -74,9 +74,16 @@ export interface ChainRunResult {
   /** Console output, bounded by `maxOutputBytes`. */
   readonly outputText: string;
   readonly error?: ChainError;
-  /** Every call the host received, in order; whole whatever the outcome. */
+  /**
+   * Every call the host received, in order; whole whatever the outcome, up to the 1 000 records
+   * a session keeps (see `droppedCallRecords`).
+   */
   readonly callTrace: readonly ChainCallRecord[];
-  /** Calls beyond the kept trace (a flood), counted but not kept. */
+  /**
+   * Calls beyond the kept trace (a flood), counted but not kept. The calls whose tool ran are
+   * kept first: a record of a refused call (over budget, bad arguments, denied) gives its place
+   * to one of a call that ran. The trace store, when there is one, keeps every call.
+   */
   readonly droppedCallRecords?: number;
   readonly durationMs: number;
   readonly stats: ChainRunStats;

@@ -447,9 +447,17 @@ async function runCounted(
   const started = performance.now();
   const normalized = normalizeArguments(call.arguments);
   let result: InvocationResult;
+  // Whether `body` ran: a record of a call that acted outranks a refusal's in a full trace.
+  let ran = false;
   try {
-    if (state.closed) result = invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`);
-    else result = checkBudget(state) ?? (await body(normalized));
+    const refused = state.closed
+      ? invocationFailure("CANCELLED", `The session was closed; the call of "${name}" did not run. Open a new session.`)
+      : checkBudget(state);
+    if (refused !== undefined) result = refused;
+    else {
+      ran = true;
+      result = await body(normalized);
+    }
   } catch (error) {
     result = toolThrew(name, error);
   }
@@ -462,7 +470,7 @@ async function runCounted(
     startedAt,
     durationMs: Math.round((performance.now() - started) * 1000) / 1000,
     ...(result.status === "ok" ? {} : { error: result.text, code: result.code }),
-  });
+  }, ran);
   return resultResponse(id, name, result);
 }
 

@@ -37,6 +37,20 @@ describe.each(["in-process", "process"] as const)("limit errors (%s driver)", (d
     expect(summarizeRun(run)).toContain("It was waiting for tools.slow (#1), tools.slow (#2).");
   });
 
+  it("names them, and keeps the calls that ran in callTrace, under a flood of refused calls that fills the trace", async () => {
+    // 1 100 calls on a budget of 50: the 1 050 refusals end first, and the trace keeps 1 000 records.
+    const run = await chain.run("await Promise.all(Array.from({ length: 1100 }, (_, i) => (i < 2 ? tools.slow({}) : tools.echo({}))));");
+    expect(run.status).toBe("timeout");
+    expect(run.error?.message).toMatch(/\. It was waiting for tools\.slow \(#0\), tools\.slow \(#1\)\. Do less in one chain/);
+    expect(run.callTrace).toHaveLength(1000);
+    expect(run.droppedCallRecords).toBe(100);
+    // Every call that ran (the budget's 50) is there; refusals gave their place.
+    expect(run.callTrace.slice(0, 50).map((record) => [record.seq, record.code ?? record.status])).toEqual(
+      Array.from({ length: 50 }, (_, seq) => [seq, seq < 2 ? "CANCELLED" : "ok"]),
+    );
+    expect(run.callTrace.slice(50).every((record) => record.code === "BUDGET_EXCEEDED")).toBe(true);
+  });
+
   it("tells a script that spun past its CPU time what to change", async () => {
     const run = await chain.run("let n = 0;\nwhile (true) n++;");
     expect(run.error?.name).toBe("CpuLimitError");

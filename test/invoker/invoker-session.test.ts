@@ -135,6 +135,23 @@ describe("InvokerSession", () => {
     expect(roomy.trace).toHaveLength(10);
   });
 
+  it("keeps the records of calls that ran over refusals when full: a flood of refused calls, which end first, cannot push them out", async () => {
+    const invoker = makeInvoker([echoTool()], { maxTraceRecords: 4, policy: { maxToolCalls: 3 } });
+    const session = invoker.openSession();
+    // Three calls that run (they end later), then six refused by the budget (they end at once).
+    const running = Array.from({ length: 3 }, () => invoker.invoke({ name: "echo", arguments: {} }, { session }));
+    const refused = Array.from({ length: 6 }, () => invoker.invoke({ name: "echo", arguments: {} }, { session }));
+    await Promise.all([...running, ...refused]);
+    expect(session.trace.map((r) => [r.seq, r.code ?? r.status]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
+      [0, "ok"],
+      [1, "ok"],
+      [2, "ok"],
+      [3, "BUDGET_EXCEEDED"], // the earliest refusal kept; the later ones gave their place
+    ]);
+    expect(session.droppedRecords).toBe(5);
+    expect(session.callCount).toBe(3); // counts what the budget let through
+  });
+
   it("rejects a bad maxTraceRecords", () => {
     expect(() => new InvokerSession({ id: "x", policy: makeInvoker([]).policy, maxTraceRecords: -1 })).toThrow(/maxTraceRecords/);
   });
