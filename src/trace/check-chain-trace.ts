@@ -10,6 +10,7 @@ import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolic
 import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallState } from "./chain-trace.ts";
 import { isClockReadings } from "../bridge/protocol.ts";
 import { isApprovalRequestShape, isChainError, isChainRunStatus, isInvocationResult, isToolFingerprint } from "./fold-trace-events.ts";
+import { isTraceChainId } from "./trace-store.ts";
 
 const CALL_STATES: ReadonlySet<unknown> = new Set<TraceCallState>(["started", "completed", "in-doubt"]);
 
@@ -52,6 +53,8 @@ function checkTraceVersion(trace: unknown, where: string): void {
 export function chainTraceProblem(trace: unknown): string | undefined {
   if (!isObject(trace)) return `got ${describe(trace)}`;
   for (const key of ["chainId", "source", "sourceHash"] as const) if (typeof trace[key] !== "string") return `${key} is ${describe(trace[key])}, not a string`;
+  // A store names files by it, and it is printed: no chain could have had another.
+  if (!isTraceChainId(trace.chainId)) return `chainId ${oneLineJson(String(trace.chainId).slice(0, 140))} is not 1 to 128 letters, digits, "_" or "-"`;
   for (const key of ["version", "createdAt", "seed", "clockStart"] as const) if (typeof trace[key] !== "number") return `${key} is ${describe(trace[key])}, not a number`;
   if (!Number.isSafeInteger(trace.seed)) return `seed is ${String(trace.seed)}, not an integer`;
   for (const key of ["createdAt", "clockStart"] as const) {
@@ -117,4 +120,9 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : typeof value === "string" ? "a string" : String(typeof value === "number" ? "a number" : typeof value);
+}
+
+/** `JSON.stringify(text)` with U+2028 and U+2029 escaped too: a quoted value stays on one line. */
+function oneLineJson(text: string): string {
+  return JSON.stringify(text).replace(/[\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
 }

@@ -833,12 +833,15 @@ describe("isochain CLI: line breaks in trace fields", () => {
     expect(show.stdout).not.toMatch(/[\u2028\u2029]|\nfake-chain/);
     expect(show.stdout).toContain("(resumes parent\\u000afake-chain");
     expect(show.stdout).toMatch(/\n {2}0 +c0\\u000afake-chain {2}2020-01-01T00:00:00\.000Z {2}ok {2}0\\u2028x\\u2029y +echo\\u000afake-chain/);
-    // A trace loaded by path keeps its own chain id, whatever it holds.
+    // A trace loaded by path whose chain id no chain could have is refused, naming the file.
     const byPath = traceFile(join(dir, "by-path.trace"), [chainStartEvent(`odd${fake}`), chainEndEvent()]);
-    const shown = isochain("trace", "show", byPath);
-    expect(shown.code, shown.stderr).toBe(0);
-    expect(shown.stdout.split("\n")[0]).toBe("chain odd\\u000afake-chain  2020-01-01T00:00:00.000Z  ok  0\\u2028x\\u2029y");
-    const replayed = isochain("replay", byPath);
-    expect(replayed.stdout.split("\n")[0]).toMatch(/^replay of chain odd\\u000afake-chain {2}2020-01-01T00:00:00\.000Z {2}ok {2}0\\u2028x\\u2029y: /);
+    for (const args of [["trace", "show", byPath], ["replay", byPath], ["replay", byPath, "--resume", "--force", "--tools", TOOLS]]) {
+      const refused = isochain(...args);
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stdout).toBe("");
+      expect(refused.stderr, args.join(" ")).toContain(`TRACE_INVALID: ${byPath}: not a chain trace: chainId "odd\\nfake-chain  2020-01-01T00:00:00.000Z  ok  0`);
+      expect(refused.stderr).toContain('" is not 1 to 128 letters, digits, "_" or "-" (a damaged or hand-edited file?).');
+      expect(refused.stderr).not.toMatch(/[\u2028\u2029]|\nfake-chain/);
+    }
   });
 });

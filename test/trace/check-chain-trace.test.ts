@@ -55,6 +55,8 @@ describe("checkChainTrace: the fields a reader prints", () => {
   const ended = (outcome: object): ChainTrace => ({ ...trace, outcome: { ...trace.outcome, ...outcome } }) as ChainTrace;
 
   it.each([
+    ['chainId "a\\nisochain: forged line" is not 1 to 128 letters, digits, "_" or "-"', { ...trace, chainId: "a\nisochain: forged line" }],
+    ['chainId "../escape" is not 1 to 128 letters, digits, "_" or "-"', { ...trace, chainId: "../escape" }],
     ["toolbox.tools[0] is not { name, risk, schemaDigest } (strings)", { ...trace, toolbox: { tools: [null], digest: "d" } }],
     ["parentChainId is an object, not a string", { ...trace, parentChainId: { toString: 1 } }],
     ["approvalRequests[0] is not { id, tool, risk, args, ... } (id, tool and risk strings)", { ...trace, approvalRequests: [{ id: "r", tool: "t", risk: { x: 1 } }] }],
