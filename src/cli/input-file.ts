@@ -16,6 +16,7 @@
  * which also follows a link at the path (the user named it) and reads past a size fstat gave.
  * @module
  */
+import { isUtf8 } from "node:buffer";
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { resolve } from "node:path";
@@ -57,7 +58,9 @@ export async function readScriptFile(path: string): Promise<string> {
       filled += bytesRead;
       if (filled > MAX_SCRIPT_BYTES) throw fail(tooLong(filled, "at least "));
     }
-    return buffer.toString("utf8", 0, filled);
+    const bytes = buffer.subarray(0, filled);
+    if (!isUtf8(bytes)) throw fail(notUtf8(bytes));
+    return bytes.toString("utf8");
   } catch (error) {
     throw isChainRuntimeError(error) ? error : fail(fileErrorReason(error), error);
   } finally {
@@ -99,4 +102,17 @@ function fileKind(stats: Stats): string {
   if (stats.isBlockDevice()) return "a block device";
   if (stats.isSocket()) return "a socket";
   return "a special file";
+}
+
+/**
+ * Where the first byte that is not UTF-8 is, and what to do: read as UTF-8 anyway, it would turn
+ * into U+FFFD in a string the tools receive, without a word.
+ */
+function notUtf8(bytes: Buffer): string {
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  const at = text.indexOf("\uFFFD");
+  const before = at < 0 ? "" : text.slice(0, at);
+  const line = before.split("\n").length;
+  const column = before.length - before.lastIndexOf("\n");
+  return `it is not UTF-8 text (line ${line}, column ${column} is not a UTF-8 character); save it as UTF-8`;
 }

@@ -1,3 +1,4 @@
+import { describeKind } from "../kernel/check-option-shape.ts";
 import { ChainRuntimeError, describeThrown, isChainRuntimeError } from "../kernel/index.ts";
 import { FILE_TOO_LARGE, NOT_REGULAR_FILE, readRegularFile } from "../kernel/read-regular-file.ts";
 import type { ChainTrace } from "./chain-trace.ts";
@@ -12,9 +13,13 @@ import { decodeTraceFrames } from "./trace-frame-codec.ts";
  *
  * @throws ChainRuntimeError `TRACE_NOT_FOUND` when there is no file, `TRACE_INVALID` when it
  * is malformed, not a regular file or over {@link MAX_TRACE_FILE_BYTES}, `STORE_FAILED` (with
- * `cause`, its reason in the message) when it cannot be read.
+ * `cause`, its reason in the message) when it cannot be read, `ARGUMENT_INVALID` when `path`
+ * is not a non-empty string.
  */
 export async function loadTraceFile(path: string): Promise<ChainTrace> {
+  if (typeof path !== "string" || path === "") {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `loadTraceFile() needs the path of a .trace file; got ${describeKind(path)}.`, { details: { argument: "path" } });
+  }
   const bytes = await readTraceBytes(path);
   let trace: ChainTrace;
   try {

@@ -257,6 +257,12 @@ describe("traceToTest", () => {
     expect(head).toContain(`"version": ${TRACE_FORMAT_VERSION},`);
   });
 
+  it("refuses an importFrom or name that is not a non-empty string (it would write broken code)", () => {
+    for (const options of [{ importFrom: 5 }, { importFrom: "" }, { name: null }]) {
+      expect(() => traceToTest(trace, options as never)).toThrow(expect.objectContaining({ code: "ARGUMENT_INVALID", message: expect.stringMatching(/^traceToTest\(\) options\.(importFrom|name) must be a non-empty string when given; got /) }));
+    }
+  });
+
   it("emits a vitest file that passes for the recorded script and fails for a changed one", () => {
     const source = traceToTest(trace, { importFrom: resolve("src/index.ts") });
     expect(source).toContain('import { replay, type ChainTrace } from');

@@ -324,6 +324,15 @@ describe("isochain CLI: the script and tool module must be regular files", () =>
     expect(folder.stderr).toContain("it is a folder, not a regular file");
   });
 
+  it("refuses a script that is not UTF-8, naming where, instead of handing tools U+FFFD", () => {
+    const latin1 = join(cwd, "latin1.ts");
+    writeFileSync(latin1, Buffer.from('// ok\nreturn "Jos\xe9";\n', "latin1"));
+    const run = isochain("run", latin1, "--tools", TOOLS);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`isochain: CLI_USAGE: Could not read the script ${latin1}: it is not UTF-8 text (line 2, column 12 is not a UTF-8 character); save it as UTF-8.\n`);
+    rmSync(latin1);
+  });
+
   it("refuses a script over 4 bytes per character of the script limit before reading it", () => {
     const huge = file("huge.ts", `// ${"x".repeat(4 * MAX_SCRIPT_CHARS)}\nreturn 1;\n`);
     const run = isochain("run", huge, "--tools", TOOLS);

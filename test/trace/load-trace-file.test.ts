@@ -29,6 +29,16 @@ async function refusal(path: string): Promise<{ code: string; message: string; d
   return error as { code: string; message: string; details?: unknown };
 }
 
+describe("loadTraceFile's path", () => {
+  it("is a non-empty string, or ARGUMENT_INVALID (not a store failure)", async () => {
+    for (const path of [5, undefined, "", { toString: () => "x" }]) {
+      const error = await refusal(path as string);
+      expect(error.code).toBe("ARGUMENT_INVALID");
+      expect(error.message).toMatch(/^loadTraceFile\(\) needs the path of a \.trace file; got /);
+    }
+  });
+});
+
 describe("loadTraceFile on a trace exported as JSON", () => {
   it("says it is a JSON export, not a log, and to pass the chain id or its .trace file (TRACE_INVALID)", async () => {
     for (const name of ["exported.json", "exported.trace"]) {
