@@ -116,6 +116,8 @@ export class ReplayRouter implements CallRouter {
   /** Calls sent to the live invoker. */
   readonly live: string[] = [];
   readonly inDoubt: InDoubtCall[] = [];
+  /** Strict: calls the recorded chain returned without answering, answered (never) as the run ends. */
+  readonly unanswered: { readonly callId: string; readonly tool: string }[] = [];
   divergence: ReplayDivergence | undefined;
   /**
    * Strict mode reached the end of the recording and stopped there: at an in-doubt call, or at
@@ -189,6 +191,7 @@ export class ReplayRouter implements CallRouter {
       // never saw its answer, so the replay gives it none either, and goes on checking the rest.
       if (this.#trace.outcome?.status === "ok") {
         this.replayed.push(callId);
+        this.unanswered.push({ callId, tool });
         return { kind: "answer", result: unansweredResult(callId, tool), record: false, whenRunEnds: true };
       }
       this.partialAt ??= callId;

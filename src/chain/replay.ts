@@ -217,6 +217,18 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   if (divergence === undefined && router.partialAt === undefined) {
     divergence = withRunFailure(router.findMissingCall(), run) ?? compareOutcome(trace, run);
   }
+  // Timed out with calls out that the recording never answered: most likely waiting for them
+  // (an edited script that awaits them). Said, rather than only that the chain timed out.
+  if (divergence !== undefined && run.error?.name === "TimeoutError" && router.unanswered.length > 0) {
+    const calls = router.unanswered.map(({ callId, tool }) => `${callId} (tools.${tool})`).join(", ");
+    const those = router.unanswered.length === 1 ? "that call" : "those calls";
+    divergence = {
+      ...divergence,
+      message:
+        `${divergence.message}\nThe replayed script waited for ${calls}, which the recorded chain never answered: it returned while ${those} still ran. ` +
+        `A strict replay has no answer to give there; replay the recorded script, or resume the trace to run the call live.`,
+    };
+  }
   return {
     mode: "strict",
     identical: divergence === undefined,

@@ -179,6 +179,20 @@ describe("replay strict", () => {
     expect(same.run.returnValue).toEqual({ email: "a@example.com", seen: [] });
     const edited = await replay(recorded, { mode: "strict", driver: "in-process", source: code.replace("seen };", "seen, extra: 1 };") });
     expect(edited.divergence?.kind).toBe("outcome-mismatch");
+    // Edited to await it (what CALLS_NOT_AWAITED asks): the recording has no answer to give, and
+    // the divergence says so rather than only that the chain timed out.
+    const awaited = await replay(recorded, {
+      mode: "strict",
+      driver: "in-process",
+      policy: { totalTimeoutMs: 500 },
+      source: code.replace('tools.audit({}).then(() => seen.push("audit"));', "await tools.audit({});"),
+    });
+    expect(awaited.divergence?.kind).toBe("missing-call"); // c1, never made: the script waited at c0
+    expect(awaited.run.status).toBe("timeout");
+    expect(awaited.divergence?.message).toContain(
+      "The replayed script waited for c0 (tools.audit), which the recorded chain never answered: it returned while that call still ran. " +
+        "A strict replay has no answer to give there; replay the recorded script, or resume the trace to run the call live.",
+    );
   });
 
   it("stops where the recording of a run its caller cancelled ends, and does not compare that outcome", async () => {
