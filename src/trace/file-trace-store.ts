@@ -262,7 +262,7 @@ export class FileTraceStore implements TraceStore {
       names = await readdir(this.dir);
     } catch (cause) {
       if ((cause as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw new ChainRuntimeError("STORE_FAILED", `Could not list the trace folder ${this.dir}.`, {
+      throw new ChainRuntimeError("STORE_FAILED", `Could not list the trace folder ${this.dir}: ${describeThrown(cause)}.`, {
         cause,
         details: { dir: this.dir },
       });

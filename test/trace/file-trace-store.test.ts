@@ -489,6 +489,16 @@ describe("FileTraceStore", () => {
     expect(await new FileTraceStore({ dir: await freshDir() }).chainIds()).toEqual([]);
   });
 
+  it("says why it cannot list a folder that is a file (STORE_FAILED with the reason)", async () => {
+    const file = await freshDir();
+    await mkdir(join(file, ".."), { recursive: true });
+    await writeFile(file, "x");
+    await expect(new FileTraceStore({ dir: file }).chainIds()).rejects.toMatchObject({
+      code: "STORE_FAILED",
+      message: expect.stringContaining(`Could not list the trace folder ${file}: ENOTDIR: not a directory`),
+    });
+  });
+
   it("names the chain ids of its trace files without reading them", async () => {
     const dir = await freshDir();
     const writer = new FileTraceStore({ dir, fsync: false });
