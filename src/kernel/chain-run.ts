@@ -29,10 +29,22 @@ export type ChainRunStatus = "ok" | "error" | "timeout" | "cancelled" | "suspend
 /** Where a chain failure happened. */
 export type ChainErrorPhase = "compile" | "runtime" | "limit";
 
+/**
+ * The `name` of a `limit` error, which says what ended the chain: `TimeoutError`
+ * (`totalTimeoutMs`), `CpuLimitError` (`cpuTimeMs`), `MemoryLimitError` (`memoryLimitMb`),
+ * `DeadlockError` (a wait nothing can end), `SandboxError` (the sandbox was lost),
+ * `CancelledError` (the caller's signal, for a run answered without its sandbox).
+ */
+export type ChainLimitErrorName = "TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "DeadlockError" | "SandboxError" | "CancelledError";
+
 /** A chain failure, with positions in the model's own script. */
 export interface ChainError {
   readonly phase: ChainErrorPhase;
-  readonly name: string;
+  /**
+   * For phase `limit`, one of {@link ChainLimitErrorName}; for `compile`, `SyntaxError` or
+   * `CompileError`; for `runtime`, the name of what the script threw (`TypeError`, a class of its own).
+   */
+  readonly name: ChainLimitErrorName | "CompileError" | "SyntaxError" | (string & {});
   readonly message: string;
   /**
    * Line in the original script, 1-based. Every line terminator JavaScript knows ends a line

@@ -41,6 +41,12 @@ describe("public exports", () => {
     expectTypeOf<ChainRunWarning>().toEqualTypeOf<CallsNotAwaitedWarning | UnhandledRejectionWarning>();
   });
 
+  it("names the limit errors a caller branches on, and still takes any thrown name", () => {
+    expectTypeOf<isochain.ChainLimitErrorName>().toEqualTypeOf<"TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "DeadlockError" | "SandboxError" | "CancelledError">();
+    expectTypeOf<"TimeoutError">().toExtend<isochain.ChainError["name"]>();
+    expectTypeOf<"MyOwnError">().toExtend<isochain.ChainError["name"]>();
+  });
+
   it("lets a ToolChainTool stand wherever a Tool is asked for, as a defineTool result does", () => {
     expectTypeOf<isochain.ToolChainTool>().toExtend<isochain.Tool>();
     const tools: isochain.Tool[] = [new isochain.ToolChainTool({ toolbox: new isochain.Toolbox() })];
