@@ -211,7 +211,8 @@ function compileWith(source: string, options: CompileOptions, run: StepRunner): 
   if (hit !== undefined && hit.filename === filename && hit.engine === engine) return hit.result;
 
   const cached = (result: CompileResult): CompileResult => {
-    cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
+    // Not a stop of esbuild: it says how busy the host was as much as what the script is.
+    if (result.ok || result.error.message !== TOO_SLOW_MESSAGE) cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
     return result;
   };
   return afterward(run(compileSteps(source, filename, engine)), (compiled): CompileResult | AsyncDeferredCompile => {
@@ -392,13 +393,7 @@ function* findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, fi
 
 /** The compile error of a script esbuild was stopped on (see {@link ESBUILD_TIME_LIMIT_MS}). */
 function tooSlowError(): CompileError {
-  return {
-    phase: "compile",
-    name: "CompileError",
-    message:
-      `The compiler (esbuild) was stopped after ${ESBUILD_TIME_LIMIT_MS / 1000} s on this script: its time grows with the square of ` +
-      "the errors it finds (here thousands: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake.",
-  };
+  return { phase: "compile", name: "CompileError", message: TOO_SLOW_MESSAGE };
 }
 
 /** Turns esbuild's first error into a compile error positioned in the original text. */
@@ -500,6 +495,11 @@ type EsbuildOutput =
  * square of the errors and warnings it reports: see esbuild-service.ts), and is stopped.
  */
 export const ESBUILD_TIME_LIMIT_MS = 3_000;
+
+/** The message of {@link tooSlowError}; such a result is not cached. */
+const TOO_SLOW_MESSAGE =
+  `The compiler (esbuild) was stopped after ${ESBUILD_TIME_LIMIT_MS / 1000} s on this script: its time grows with the square of ` +
+  "the errors it finds (here thousands: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake.";
 
 /**
  * esbuild's warnings, all of them off: a compile reads only errors, and each warning costs esbuild

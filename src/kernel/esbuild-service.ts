@@ -10,7 +10,8 @@
  *   64 KB line of duplicate keys, 30 s and 4 GB of host memory for the messages' copies of the
  *   line), and nothing in esbuild stops it. Past the bound the process is stopped (the only way
  *   to end its work) and the call rejects with {@link EsbuildTimeoutError}; the other calls in
- *   flight on that process run again on a new one, as if they had just been made.
+ *   flight on that process run again on a new one, as if they had just been made. Only esbuild's
+ *   time counts: an answer that came while the host's thread was held past the bound is taken.
  * - A process that could not start leaves nothing behind in esbuild: the next call starts one.
  *   esbuild reads the new child's stdin before it listens for the child's `error` event, so when
  *   the spawn fails (EMFILE) it throws a TypeError, and the `error` Node emits a tick later would
@@ -58,9 +59,12 @@ function asyncEsbuild(): typeof Esbuild {
   return loadedForAsync;
 }
 
-/** The process the asynchronous calls go to now, and a promise that settles when it is stopped. */
+/**
+ * The process the asynchronous calls go to now: the calls in flight on it are told when it is
+ * stopped (each listens only while it is in flight, so nothing holds a finished call's result).
+ */
 interface ServiceTerm {
-  readonly stopped: Promise<void>;
+  readonly onStop: Set<() => void>;
   stop(): void;
 }
 
@@ -68,16 +72,16 @@ let term: ServiceTerm | undefined;
 
 function currentTerm(): ServiceTerm {
   if (term !== undefined) return term;
-  const { promise, resolve } = Promise.withResolvers<void>();
   const created: ServiceTerm = {
-    stopped: promise,
+    onStop: new Set(),
     stop: () => {
       if (term !== created) return;
       term = undefined;
       void asyncEsbuild()
         .stop()
         .catch(() => undefined);
-      resolve();
+      for (const listener of created.onStop) listener();
+      created.onStop.clear();
     },
   };
   term = created;
@@ -109,8 +113,11 @@ export interface CallEsbuildOptions {
   readonly timeoutMs?: number;
 }
 
-/** Times a call runs again because another call's bound stopped the process it was on. */
-const MAX_RESTARTS = 3;
+/**
+ * Times a call with no bound of its own runs again because another call's bound stopped the
+ * process it was on; a bounded call runs again until its own bound.
+ */
+const MAX_RESTARTS = 8;
 
 type Attempt<T> = { readonly kind: "done"; readonly value: T } | { readonly kind: "stopped" } | { readonly kind: "timeout" };
 
@@ -129,7 +136,7 @@ export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, 
     const attempt = await attemptEsbuild(call, deadline);
     if (attempt.kind === "done") return attempt.value;
     if (attempt.kind === "timeout") throw new EsbuildTimeoutError(timeoutMs ?? 0);
-    if (restarts >= MAX_RESTARTS) throw new Error(`esbuild's process was stopped ${restarts + 1} times while this call ran (other calls ran past their time bound)`);
+    if (deadline === undefined && restarts >= MAX_RESTARTS) throw new Error(`esbuild's process was stopped ${restarts + 1} times while this call ran (other calls ran past their time bound)`);
   }
 }
 
@@ -138,17 +145,25 @@ async function attemptEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, dead
   const current = currentTerm();
   const spawned: SpawnWatch = {};
   let timer: NodeJS.Timeout | undefined;
+  let onStop: (() => void) | undefined;
   try {
+    let done: Attempt<T> | undefined;
     const racers: Promise<Attempt<T>>[] = [
-      withSpawnWatched(spawned, () => call(asyncEsbuild())).then((value) => ({ kind: "done", value })),
-      current.stopped.then(() => ({ kind: "stopped" })),
+      withSpawnWatched(spawned, () => call(asyncEsbuild())).then((value) => (done = { kind: "done", value })),
+      new Promise((resolve) => current.onStop.add((onStop = () => resolve({ kind: "stopped" })))),
     ];
     if (deadline !== undefined) {
       racers.push(new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), { kind: "timeout" }))));
     }
     const attempt = await Promise.race(racers);
-    // Past its bound, the call's work is stopped with the process: nothing else ends it.
-    if (attempt.kind === "timeout") current.stop();
+    if (attempt.kind === "timeout") {
+      // A host thread held past the bound runs the timer before it reads an answer that came
+      // meanwhile: one turn of I/O first, so only esbuild's own time counts.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (done !== undefined) return done;
+      // Past its bound, the call's work is stopped with the process: nothing else ends it.
+      current.stop();
+    }
     return attempt;
   } catch (error) {
     if (esbuildMessages(error) !== undefined) throw error;
@@ -161,6 +176,7 @@ async function attemptEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, dead
     throw error;
   } finally {
     clearTimeout(timer);
+    if (onStop !== undefined) current.onStop.delete(onStop);
   }
 }
 

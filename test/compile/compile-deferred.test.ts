@@ -94,6 +94,13 @@ describe("compileScriptAsync (esbuild without blocking the thread)", () => {
     expect(await confirming).toMatchObject({ ok: false, error: { line: 2, column: 7 } });
   });
 
+  it("does not cache a compile esbuild was stopped on: the stop says how busy the host was, not only what the script is", async () => {
+    const cache = new CompileCache<CachedCompile>();
+    const stopped = await compileScriptAsync(`enum E { A }\n${"let v = 1;\n".repeat(60_000)}return 1`, { cache });
+    expect(stopped).toMatchObject({ ok: false, error: { name: "CompileError", message: expect.stringMatching(/^The compiler \(esbuild\) was stopped after 3 s/) } });
+    expect(cache.size).toBe(0);
+  }, 30_000);
+
   it("caches the final result: the next compile of the source is a hit", async () => {
     const cache = new CompileCache<CachedCompile>();
     const source = "enum E { A = 2 }\nreturn E.A";

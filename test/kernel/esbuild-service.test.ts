@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { callEsbuild, esbuildMessages, EsbuildTimeoutError } from "../../src/kernel/esbuild-service.ts";
+import { forceGc } from "../security/harness.ts";
 
 /** TypeScript with `n` redeclarations of one `let`: esbuild's time grows with the square of its errors. */
 function redeclarations(n: number): string {
@@ -17,7 +18,7 @@ describe("callEsbuild", () => {
   it("stops esbuild's process past timeoutMs, and a call in flight on it runs again on a new one", async () => {
     const started = performance.now();
     // Unbounded, and still running when the bounded call below is stopped with its process.
-    const bystander = callEsbuild((api) => api.transform(redeclarations(4_000), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
+    const bystander = callEsbuild((api) => api.transform(redeclarations(6_000), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
     const bounded = callEsbuild((api) => api.transform(redeclarations(60_000), { loader: "ts", logLevel: "silent" }), { timeoutMs: 300 }).catch(
       (error: unknown) => error,
     );
@@ -26,8 +27,43 @@ describe("callEsbuild", () => {
     expect(stopped).toMatchObject({ timeoutMs: 300, message: "esbuild did not finish within 300 ms and was stopped" });
     expect(performance.now() - started).toBeLessThan(10_000);
     // The bystander's answer is esbuild's, from the new process: every redeclaration refused.
-    expect(esbuildMessages(await bystander)).toHaveLength(3_999);
+    expect(esbuildMessages(await bystander)).toHaveLength(5_999);
     // And the next call is served as usual.
     expect((await callEsbuild((api) => api.transform("export const b = 2", { loader: "ts" }))).code).toContain("b = 2");
   }, 60_000);
+
+  it("keeps nothing of a finished call: its result is collected while esbuild's process lives on", async () => {
+    const results = await finishedResults(4);
+    // A WeakRef holds its target to the end of the job that read it: collect between turns.
+    for (let round = 0; round < 5 && results.some((ref) => ref.deref() !== undefined); round++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      forceGc();
+    }
+    expect(results.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+  });
+
+  it("counts only esbuild's time against the bound: an answer that came while the host's thread was held is taken", async () => {
+    // Held from the check phase: the next turn of the event loop runs the call's timer, expired
+    // by then, before the I/O that reads esbuild's answer.
+    const answer = await new Promise<Promise<{ code: string }>>((resolve) =>
+      setImmediate(() => {
+        const pending = callEsbuild((api) => api.transform("export const held = 1", { loader: "ts" }), { timeoutMs: 50 });
+        const until = performance.now() + 400;
+        while (performance.now() < until) {
+          // The host's thread held past the bound; esbuild answers meanwhile.
+        }
+        resolve(pending);
+      }),
+    );
+    expect((await answer).code).toContain("held = 1");
+  });
 });
+
+/** `count` finished calls' results, as weak references (made here: no local of the test's frame holds one). */
+async function finishedResults(count: number): Promise<WeakRef<object>[]> {
+  const results: WeakRef<object>[] = [];
+  for (let i = 0; i < count; i++) {
+    results.push(new WeakRef(await callEsbuild((api) => api.transform(`export const n${i} = ${i}`, { loader: "ts" }))));
+  }
+  return results;
+}
