@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { ChainRuntimeError } from "../index.ts";
@@ -64,19 +64,31 @@ function outputError(path: string, reason: string, cause: unknown): ChainRuntime
 }
 
 /**
- * `path` made absolute with the links of its folders followed (as far as they exist), so two
- * spellings of one file compare equal. Never throws.
+ * `path` made absolute with its links followed (as far as they exist; a link to nothing yet, to
+ * where it points, since a write through it creates that), so two spellings of one file compare
+ * equal. Never throws.
  */
-function canonicalPath(path: string): string {
+function canonicalPath(path: string, links = 0): string {
   const absolute = resolve(path);
   try {
     return realpathSync(absolute);
   } catch {
+    // A dangling link: where a write would land.
+    if (links < MAX_LINKS) {
+      try {
+        if (lstatSync(absolute).isSymbolicLink()) return canonicalPath(resolve(dirname(absolute), readlinkSync(absolute)), links + 1);
+      } catch {
+        // nothing there: the path as written
+      }
+    }
     // Not there yet: its nearest folder that is, and the rest as written.
     const folder = dirname(absolute);
-    return folder === absolute ? absolute : resolve(canonicalPath(folder), basename(absolute));
+    return folder === absolute ? absolute : resolve(canonicalPath(folder, links), basename(absolute));
   }
 }
+
+/** Links followed by {@link canonicalPath} before it takes a path as written (the system's own limit is 40). */
+const MAX_LINKS = 40;
 
 /** True when `path` is `folder` or inside it (both canonical). */
 function isWithin(folder: string, path: string): boolean {

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -599,6 +599,13 @@ describe("isochain CLI: --out", () => {
       expect(refused.code, args.join(" ")).toBe(2);
       expect(refused.stderr, args.join(" ")).toContain(reason);
     }
+    // Nor through a link to a file of the store not written yet.
+    const link = join(cwd, "out-link.json");
+    symlinkSync(join(store, "traces", "not-yet.trace"), link);
+    const linked = isochain("trace", "export", id, "--out", link);
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain(`it is in the store's folder ${join(".isochain", "traces")}`);
+    expect(existsSync(join(store, "traces", "not-yet.trace"))).toBe(false);
     expect(readFileSync(log)).toEqual(readFileSync(copy));
     expect(isochain("replay", id).code).toBe(0);
     const nested = join(cwd, "new-out", "deeper", "trace.txt");
