@@ -1,9 +1,9 @@
-import type { ChainRunResult } from "../kernel/index.ts";
+import type { ChainRunResult, ErrorCode } from "../kernel/index.ts";
 
 /** Why a run's trace is incomplete: the first event its trace store failed to take. */
 export interface ChainTraceError {
   /** The `ChainRuntimeError` code: `STORE_FAILED`, or `TRACE_INVALID`. */
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly message: string;
   /** How many events were lost. */
   readonly lostEvents: number;

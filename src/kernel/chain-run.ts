@@ -1,5 +1,6 @@
 import type { ApprovalRequest } from "./approval.ts";
 import type { InvocationErrorCode } from "./invocation.ts";
+import type { ErrorCode } from "./errors.ts";
 
 /** Final state of one call in a trace. `timeout` is a call whose tool ran past `callTimeoutMs`. */
 export type CallRecordStatus = "ok" | "error" | "denied" | "timeout";
@@ -159,6 +160,6 @@ export interface UnhandledRejectionWarning {
 /** What failed while cleaning up after a chain (see {@link ChainRunResult.cleanupError}). */
 export interface ChainCleanupError {
   /** The `ChainRuntimeError` code: `STORE_FAILED`. */
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly message: string;
 }

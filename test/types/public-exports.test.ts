@@ -45,6 +45,8 @@ describe("public exports", () => {
     expectTypeOf<isochain.ChainLimitErrorName>().toEqualTypeOf<"TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "DeadlockError" | "SandboxError" | "CancelledError">();
     expectTypeOf<"TimeoutError">().toExtend<isochain.ChainError["name"]>();
     expectTypeOf<"MyOwnError">().toExtend<isochain.ChainError["name"]>();
+    expectTypeOf<NonNullable<isochain.TracedChainRunResult["traceError"]>["code"]>().toEqualTypeOf<isochain.ErrorCode>();
+    expectTypeOf<NonNullable<isochain.ChainRunResult["cleanupError"]>["code"]>().toEqualTypeOf<isochain.ErrorCode>();
   });
 
   it("lets a ToolChainTool stand wherever a Tool is asked for, as a defineTool result does", () => {
