@@ -13,14 +13,15 @@ import {
   afterDriverWait,
   bindQueueWait,
   budgetSpentBefore,
+  cancelledOutcome,
   MAX_NESTED_RUNS,
   nestedTooDeep,
+  preludeWithinBudget,
   RunNesting,
   type SandboxDriver,
   type SandboxRunOutcome,
   type SandboxRunRequest,
   waitedPastBudget,
-  waitWithinBudget,
   wallBudgetMs,
 } from "./sandbox-driver.ts";
 
@@ -130,7 +131,7 @@ export class InProcessSandboxDriver implements SandboxDriver {
       waitStart = performance.now();
       const admitted = await this.#waitForSlot(request.signal, wallBudgetMs(request));
       const wallMs = performance.now() - waitStart;
-      if (admitted === "cancelled") return { status: "cancelled", wallMs, cpuMs: 0, heapBytes: 0 };
+      if (admitted === "cancelled") return cancelledOutcome(wallMs);
       if (admitted === "timeout") return waitedPastBudget(request, `an isolate: ${this.maxIsolates} runs (maxIsolates) were busy`, wallMs);
     }
     try {
@@ -142,12 +143,10 @@ export class InProcessSandboxDriver implements SandboxDriver {
       if (!this.#preludeLoaded) {
         const prelude = loadPreludeSource();
         if (prelude instanceof Promise) {
-          const loadStart = performance.now();
-          const loaded = await waitWithinBudget(prelude, ready).catch((error: unknown) => {
+          const ended = await preludeWithinBudget(prelude, ready).catch((error: unknown) => {
             throw isolateFailed(error);
           });
-          if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - loadStart, cpuMs: 0, heapBytes: 0 };
-          if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", performance.now() - loadStart);
+          if (ended !== undefined) return ended;
         }
         this.#preludeLoaded = true;
       }

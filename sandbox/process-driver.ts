@@ -37,14 +37,15 @@ import {
   afterDriverWait,
   bindQueueWait,
   budgetSpentBefore,
+  cancelledOutcome,
   MAX_NESTED_RUNS,
   nestedTooDeep,
+  preludeWithinBudget,
   RunNesting,
   type SandboxDriver,
   type SandboxRunOutcome,
   type SandboxRunRequest,
   waitedPastBudget,
-  waitWithinBudget,
   wallBudgetMs,
 } from "./sandbox-driver.ts";
 
@@ -204,7 +205,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
   /** {@link run}; `mayRetry` false for the one retry of a lost run, whose `request` carries what is left of the budget. */
   async #run(request: SandboxRunRequest, mayRetry: boolean): Promise<SandboxRunOutcome> {
     if (this.#closed) throw closedError();
-    if (request.signal?.aborted) return { status: "cancelled", wallMs: 0, cpuMs: 0, heapBytes: 0 };
+    if (request.signal?.aborted) return cancelledOutcome(0);
     // A run started from inside a tool call of this driver's runs (a tool that runs a chain),
     // while its run is in progress: its caller holds a child until it ends, so it goes first and
     // may start a child past maxProcesses; such nesting is bounded instead (see MAX_NESTED_RUNS).
@@ -223,9 +224,8 @@ export class ProcessSandboxDriver implements SandboxDriver {
     const cold = this.#liveCount() === this.#startingCount();
     if (this.#preludeSource === undefined) {
       // Loaded once, without blocking the host (see loadPreludeSource), within the run's budget.
-      const loaded = await waitWithinBudget(this.#loadPrelude(), request);
-      if (loaded === "cancelled") return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
-      if (loaded === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", performance.now() - waitStart);
+      const ended = await preludeWithinBudget(this.#loadPrelude(), request);
+      if (ended !== undefined) return ended;
     }
     const spent = (): number => (cold ? 0 : performance.now() - waitStart);
     const queued = afterDriverWait(request, spent());
@@ -235,7 +235,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
       // As the in-process driver: a chain queued past its whole budget ends, it does not start late.
       return waitedPastBudget(request, `a sandbox process: ${this.maxProcesses} (maxProcesses) were busy or starting`, performance.now() - waitStart);
     }
-    if (child === undefined) return { status: "cancelled", wallMs: performance.now() - waitStart, cpuMs: 0, heapBytes: 0 };
+    if (child === undefined) return cancelledOutcome(performance.now() - waitStart);
     // The budget is the whole chain's: what a wait for a busy child took is not the script's to spend again.
     const ready = afterDriverWait(request, spent());
     if (ready === undefined) {

@@ -290,21 +290,32 @@ export function waitedPastBudget(request: SandboxRunRequest, what: string, waite
   return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: waitedMs, cpuMs: 0, heapBytes: 0 };
 }
 
+/** The outcome of a run its signal cancelled before it started, after `wallMs` of waiting. */
+export function cancelledOutcome(wallMs: number): SandboxRunOutcome {
+  return { status: "cancelled", wallMs, cpuMs: 0, heapBytes: 0 };
+}
+
 /**
- * `work` (a driver's first load of the prelude, say), waited for no longer than the run's budget
- * and its signal allow: `"timeout"` or `"cancelled"` when they end first (the work goes on, for
- * the runs after). Rejects as `work` does.
+ * A driver's first load of the prelude (`load`), waited for no longer than the run's budget and
+ * its signal allow: `undefined` once loaded, else the outcome that ends the run (`timeout`
+ * naming the load, or `cancelled`); the load goes on, for the runs after. Rejects as `load` does.
  */
-export async function waitWithinBudget<T>(work: Promise<T>, request: SandboxRunRequest): Promise<T | "timeout" | "cancelled"> {
+export async function preludeWithinBudget(load: Promise<unknown>, request: SandboxRunRequest): Promise<SandboxRunOutcome | undefined> {
+  const started = performance.now();
   const { promise, resolve } = Promise.withResolvers<"timeout" | "cancelled">();
   const timer = setTimeout(resolve, Math.min(wallBudgetMs(request), MAX_POLICY_DURATION_MS), "timeout");
   const onAbort = (): void => resolve("cancelled");
   request.signal?.addEventListener("abort", onAbort, { once: true });
   if (request.signal?.aborted === true) onAbort();
+  let ended: "loaded" | "timeout" | "cancelled";
   try {
-    return await Promise.race([work, promise]);
+    ended = await Promise.race([load.then(() => "loaded" as const), promise]);
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener("abort", onAbort);
   }
+  const waitedMs = performance.now() - started;
+  if (ended === "cancelled") return cancelledOutcome(waitedMs);
+  if (ended === "timeout") return waitedPastBudget(request, "the sandbox prelude to load (an esbuild build)", waitedMs);
+  return undefined;
 }
