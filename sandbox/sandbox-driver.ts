@@ -280,14 +280,17 @@ export function wallBudgetMs(request: Pick<SandboxRunRequest, "limits" | "budget
  */
 export function budgetSpentBefore(request: SandboxRunRequest): SandboxRunOutcome | undefined {
   if (request.budgetSpentMs === undefined || wallBudgetMs(request) > 0) return undefined;
-  const message = `the chain had spent its totalTimeoutMs (${request.limits.totalTimeoutMs} ms) before its script could start`;
-  return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: 0, cpuMs: 0, heapBytes: 0 };
+  return timedOutBeforeStart(`the chain had spent its totalTimeoutMs (${request.limits.totalTimeoutMs} ms) before its script could start`, 0);
 }
 
 /** The outcome of a run whose budget ran out while it waited for `what` in a driver. */
 export function waitedPastBudget(request: SandboxRunRequest, what: string, waitedMs: number): SandboxRunOutcome {
-  const message = `the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for ${what}`;
-  return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs: waitedMs, cpuMs: 0, heapBytes: 0 };
+  return timedOutBeforeStart(`the chain waited past totalTimeoutMs (${request.limits.totalTimeoutMs} ms) for ${what}`, waitedMs);
+}
+
+/** A `TimeoutError` outcome of a run whose script never started. */
+function timedOutBeforeStart(message: string, wallMs: number): SandboxRunOutcome {
+  return { status: "timeout", error: { phase: "limit", name: "TimeoutError", message }, wallMs, cpuMs: 0, heapBytes: 0 };
 }
 
 /** The outcome of a run its signal cancelled before it started, after `wallMs` of waiting. */

@@ -490,7 +490,8 @@ type EsbuildOutput =
   | { readonly ok: false; readonly timedOut: true };
 
 /**
- * Longest a chain's compile may keep esbuild busy. A script of 2 Mi characters compiles in well
+ * Longest one esbuild pass of a chain's compile may keep esbuild busy (a compile makes one, up
+ * to three for a stray bracket or code V8 refuses). A script of 2 Mi characters compiles in well
  * under 0.5 s on a slow machine; what takes longer is one made to (esbuild's time grows with the
  * square of the errors and warnings it reports: see esbuild-service.ts), and is stopped.
  */

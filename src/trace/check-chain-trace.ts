@@ -54,7 +54,7 @@ export function chainTraceProblem(trace: unknown): string | undefined {
   if (!isObject(trace)) return `got ${describe(trace)}`;
   for (const key of ["chainId", "source", "sourceHash"] as const) if (typeof trace[key] !== "string") return `${key} is ${describe(trace[key])}, not a string`;
   // A store names files by it, and it is printed: no chain could have had another.
-  if (!isTraceChainId(trace.chainId)) return `chainId ${oneLineJson(String(trace.chainId).slice(0, 140))} is not 1 to 128 letters, digits, "_" or "-"`;
+  if (!isTraceChainId(trace.chainId)) return `chainId ${jsonOneLine(String(trace.chainId).slice(0, 140))} is not 1 to 128 letters, digits, "_" or "-"`;
   for (const key of ["version", "createdAt", "seed", "clockStart"] as const) if (typeof trace[key] !== "number") return `${key} is ${describe(trace[key])}, not a number`;
   if (!Number.isSafeInteger(trace.seed)) return `seed is ${String(trace.seed)}, not an integer`;
   for (const key of ["createdAt", "clockStart"] as const) {
@@ -122,7 +122,11 @@ function describe(value: unknown): string {
   return typeof value === "object" ? "an object" : typeof value === "string" ? "a string" : String(typeof value === "number" ? "a number" : typeof value);
 }
 
-/** `JSON.stringify(text)` with U+2028 and U+2029 escaped too: a quoted value stays on one line. */
-function oneLineJson(text: string): string {
-  return JSON.stringify(text).replace(/[\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
+/**
+ * `value` as a JSON (and JavaScript) string literal with every line terminator escaped (JSON
+ * leaves U+2028 and U+2029 raw): a quoted value from a trace, which is input, stays on one line,
+ * in a message or in the comment of a generated file.
+ */
+export function jsonOneLine(value: unknown): string {
+  return JSON.stringify(String(value)).replace(/[\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16)}`);
 }
