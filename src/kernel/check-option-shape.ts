@@ -50,8 +50,7 @@ export function checkHooks(owner: string, hooks: unknown): void {
   const known: readonly string[] = HOOK_NAMES;
   for (const key of Object.keys(hooks)) {
     if (known.includes(key) || typeof (hooks as Record<string, unknown>)[key] !== "function") continue;
-    const sameLetters = known.find((name) => name.toLowerCase() === key.toLowerCase());
-    const near = sameLetters === undefined ? suggestNames(key, known) : [sameLetters];
+    const near = namesCloseTo(key, known);
     refuseOption(owner, "hooks", `an object of ${known.join(", ")}`, `it has no hook ${JSON.stringify(key)}${near.length === 0 ? "" : ` (did you mean ${near.join(" or ")}?)`}`, {
       hook: key,
     });
@@ -97,12 +96,17 @@ export function checkOptionNames(owner: string, options: unknown, known: readonl
   }
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    const sameLetters = known.find((name) => name.toLowerCase() === key.toLowerCase());
-    const near = sameLetters === undefined ? suggestNames(key, known) : [sameLetters];
+    const near = namesCloseTo(key, known);
     throw new ChainRuntimeError(
       "ARGUMENT_INVALID",
       `${owner} options has no field ${JSON.stringify(key)}${near.length === 0 ? "" : `; did you mean ${near.join(" or ")}?`} (fields: ${known.join(", ")}).`,
       { details: { argument: key } },
     );
   }
+}
+
+/** The known names `key` may have meant: the one it is in other case, else the nearest ones. */
+function namesCloseTo(key: string, known: readonly string[]): string[] {
+  const sameLetters = known.find((name) => name.toLowerCase() === key.toLowerCase());
+  return sameLetters === undefined ? suggestNames(key, known) : [sameLetters];
 }
