@@ -97,7 +97,7 @@ import {
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { DEFAULT_SPIN_WAIT_US, isSpinWaitUs, spinWait } from "./spin-wait.ts";
-import { DEADLOCK_MESSAGE, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
+import { DEADLOCK_MESSAGE, isNeverAnswered, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
@@ -394,6 +394,14 @@ class ActiveRun {
 
   readonly #deliver = (callIndex: number, result: InvocationResult | SerializedToolResult): void => {
     if (this.#settled !== undefined || !this.#pending.delete(callIndex)) return;
+    if (isNeverAnswered(result)) {
+      // Never answered (see neverAnswered): nothing enters; with nothing else out, the results
+      // held for this tick go in now, or the script may be waiting on nothing (a stall probe says).
+      if (this.#pending.size > 0) return;
+      if (this.#out.length > 0) this.flushResults();
+      else this.#checkStall();
+      return;
+    }
     // Counted when queued, so a stall probe answered before the flush cannot match (see #checkStall).
     this.#resultsSent++;
     this.#out.push(callIndex, result);

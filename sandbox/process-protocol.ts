@@ -136,7 +136,8 @@ export const CALL_FIELDS = 4;
 
 /**
  * host → child: call results, {@link RESULT_FIELDS} slots per result in `results`:
- * `callIndex, resultJson, textUtf8`. `resultJson` is the `InvocationResult` as JSON; `textUtf8`
+ * `callIndex, resultJson, textUtf8`. `resultJson` is the `InvocationResult` as JSON, or `null` for
+ * a call the host never answers (see `neverAnswered`: the child stops waiting for it); `textUtf8`
  * is `null`, or, when the result's large text is sent apart from its JSON (see
  * `src/bridge/wire-result.ts`, where `resultJson` then holds `"text":""`), that text as UTF-8
  * bytes: msgpack carries bytes as they are, and the child turns them into a string with Node's
@@ -281,7 +282,7 @@ function isResults(value: unknown): boolean {
   if (!Array.isArray(value) || value.length === 0 || value.length % RESULT_FIELDS !== 0) return false;
   for (let i = 0; i < value.length; i += RESULT_FIELDS) {
     const text: unknown = value[i + 2];
-    if (!isIndex(value[i]) || typeof value[i + 1] !== "string") return false;
+    if (!isIndex(value[i]) || (typeof value[i + 1] !== "string" && value[i + 1] !== null)) return false;
     if (text !== null && !(text instanceof Uint8Array)) return false;
   }
   return true;

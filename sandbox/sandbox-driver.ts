@@ -87,7 +87,10 @@ export interface SandboxRunRequest {
   /**
    * Runs one call on the host. Must never reject; the driver delivers the result to the script.
    * `signal` fires when the run ends before the call does. The calls of one run may share one
-   * signal, so a call that already finished can see it fire too.
+   * signal, so a call that already finished can see it fire too. A result marked with
+   * {@link neverAnswered} is not delivered: the call stays unanswered for the rest of the run,
+   * and the driver no longer waits for it (a script left waiting only on such calls ends at once
+   * in a `DeadlockError`).
    */
   readonly onToolCall: (call: SandboxToolCall, signal: AbortSignal) => Promise<InvocationResult>;
   /** Receives console output as it is written (already bounded by `maxOutputBytes`). */
@@ -104,6 +107,26 @@ export interface SandboxRunRequest {
 export const DEADLOCK_MESSAGE =
   "script is waiting on a promise that can never settle (no tool call is pending). Await tool calls and promises the script " +
   "settles itself: a script has no timers or events, so a promise nothing in it resolves waits for ever";
+
+/** Results marked by {@link neverAnswered}. */
+const unanswered = new WeakSet<object>();
+
+/**
+ * Marks `result` as the answer of a call that is never answered (a strict replay's call the
+ * recorded chain returned without: the script never saw its answer): a driver that gets it from
+ * `onToolCall` delivers nothing, and stops waiting for that call, so a script that awaits it ends
+ * in a `DeadlockError` at once instead of at `totalTimeoutMs`. A driver that does not know the mark
+ * delivers `result` itself, so it should say why the call has no answer. Returns `result`.
+ */
+export function neverAnswered<T extends object>(result: T): T {
+  unanswered.add(result);
+  return result;
+}
+
+/** True for a result marked by {@link neverAnswered}: deliver nothing, wait for it no more. */
+export function isNeverAnswered(result: unknown): boolean {
+  return typeof result === "object" && result !== null && unanswered.has(result);
+}
 
 /**
  * A fault inside the sandbox, positions still in compiled code. Names the drivers use beyond

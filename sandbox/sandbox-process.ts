@@ -47,7 +47,7 @@ import {
   type ChildMessage,
   type HostMessage,
 } from "./process-protocol.ts";
-import { type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
+import { isNeverAnswered, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 /** Options of a {@link SandboxProcess}. */
 export interface SandboxProcessOptions {
@@ -466,11 +466,16 @@ export class SandboxProcess {
 
   #deliver(run: ActiveRun, callIndex: number, result: InvocationResult): void {
     if (this.#active !== run || run.killReason !== undefined || !run.pending.delete(callIndex)) return;
-    // A large text crosses as itself, not escaped inside the JSON (see wire-result.ts); the pipe
-    // is UTF-8, so a text with lone surrogates stays in the JSON, which escapes them.
-    const wire = toWireResult(result, { utf8: true });
     const results = run.results;
-    results.push(callIndex, wire.resultJson, wire.text === undefined ? null : encodeUtf8(wire.text));
+    if (isNeverAnswered(result)) {
+      // Never answered (see neverAnswered): the child stops waiting for it, nothing enters.
+      results.push(callIndex, null, null);
+    } else {
+      // A large text crosses as itself, not escaped inside the JSON (see wire-result.ts); the pipe
+      // is UTF-8, so a text with lone surrogates stays in the JSON, which escapes them.
+      const wire = toWireResult(result, { utf8: true });
+      results.push(callIndex, wire.resultJson, wire.text === undefined ? null : encodeUtf8(wire.text));
+    }
     // Every result answered in this tick (50 parallel calls resolve in one microtask drain) goes
     // in one message, written in the same write as anything else sent this tick.
     if (results.length === RESULT_FIELDS) process.nextTick(() => this.#sendResults(run));

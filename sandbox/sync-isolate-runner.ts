@@ -73,7 +73,7 @@ import {
   type Settled,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import { DEADLOCK_MESSAGE, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
+import { DEADLOCK_MESSAGE, isNeverAnswered, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
 
 /**
  * An outside watch over each synchronous entry (the sandbox child's `EntryGuard`): isolated-vm
@@ -338,15 +338,19 @@ class SyncRun {
       return;
     }
     if (this.#pending.size === 0) {
-      // Nothing is out on the host and the isolate is idle: nothing can ever wake the script.
-      this.#settled = {
-        status: "error",
-        error: { phase: "limit", name: "DeadlockError", message: DEADLOCK_MESSAGE },
-      };
-      this.#quiesced();
+      this.#deadlocked();
       return;
     }
     this.#armWallTimer();
+  }
+
+  /** Nothing is out on the host and the isolate is idle: nothing can ever wake the script. */
+  #deadlocked(): void {
+    this.#settled = {
+      status: "error",
+      error: { phase: "limit", name: "DeadlockError", message: DEADLOCK_MESSAGE },
+    };
+    this.#quiesced();
   }
 
   #onEntryFailed(error: unknown, boundByWall: boolean): void {
@@ -415,12 +419,19 @@ class SyncRun {
 
   readonly #deliver = (callIndex: number, result: InvocationResult | SerializedToolResult): void => {
     if (this.#settled !== undefined || this.#closed || !this.#pending.delete(callIndex)) return;
-    this.#out.push(callIndex, result);
+    // A call never answered (see neverAnswered) puts nothing in; the script may now wait on nothing.
+    const answered = !isNeverAnswered(result);
+    if (answered) this.#out.push(callIndex, result);
     // The last outstanding answer goes in at once; while others are out, every result that
     // settles in this turn of the event loop enters in one entry.
-    if (this.#inside) return; // flushed when the entry returns
-    if (this.#pending.size === 0) this.#flushNow();
-    else this.#scheduleFlush();
+    if (this.#inside) return; // flushed (or found deadlocked) when the entry returns
+    if (this.#pending.size > 0) {
+      if (answered) this.#scheduleFlush();
+    } else if (this.#out.length > 0) {
+      this.#flushNow();
+    } else {
+      this.#deadlocked();
+    }
   };
 
   #scheduleFlush(): void {

@@ -70,7 +70,7 @@ export {
   MAX_SCRIPT_NESTING,
 } from "./compile/compile-script.ts";
 export type { DriverChoice } from "./chain/create-driver.ts";
-export type { SandboxDriver, SandboxLimits, SandboxRunOutcome, SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
+export { isNeverAnswered, type SandboxDriver, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
 export { InProcessSandboxDriver, type InProcessSandboxDriverOptions } from "../sandbox/in-process-driver.ts";
 export { ProcessSandboxDriver, type ProcessSandboxDriverOptions } from "../sandbox/process-driver.ts";
 

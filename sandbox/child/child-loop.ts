@@ -43,7 +43,7 @@ import {
   type ChildMessage,
   type HostMessage,
 } from "../process-protocol.ts";
-import type { SandboxRunOutcome } from "../sandbox-driver.ts";
+import { type SandboxRunOutcome, neverAnswered } from "../sandbox-driver.ts";
 
 /** The chain in progress. */
 interface ActiveRun {
@@ -88,9 +88,10 @@ export class ChildLoop {
           const resolve = pending.get(callIndex);
           if (resolve === undefined) continue; // a result sent before the host read the outcome
           pending.delete(callIndex);
-          const resultJson = results[i + 1] as string;
+          const resultJson = results[i + 1] as string | null;
           const bytes = results[i + 2] as Uint8Array | null;
-          resolve(bytes === null ? { resultJson } : { resultJson, text: utf8Text(bytes) });
+          if (resultJson === null) resolve(neverAnswered({ resultJson: "null" }));
+          else resolve(bytes === null ? { resultJson } : { resultJson, text: utf8Text(bytes) });
         }
         return;
       }

@@ -14,7 +14,8 @@ export interface RoutedCall {
  * - `answer`: the script gets `result` without any tool running. With `record`, the call is
  *   logged in the run's trace as a completed call (a resumed chain's trace stays whole). With
  *   `halt`, the run stops right after (a divergence, or the end of a recording). With
- *   `whenRunEnds`, the script gets it only as the run ends (never: a call it did not await).
+ *   `unanswered`, the script never gets it (a call it did not await), and the run no longer
+ *   waits for it: a script that awaits it is stuck, and ends at once in a `DeadlockError`.
  * - `live`: through the invoker as usual; `approval`, when set, is the decision for this call
  *   should it need one (a resumed approval).
  */
@@ -26,8 +27,8 @@ export type RouteDecision =
       readonly halt?: boolean;
       /** The recorded order of this answer among the run's results (answers routed together are delivered in it). */
       readonly order?: number;
-      /** Held until the run ends: the recorded script returned before this call was answered. */
-      readonly whenRunEnds?: boolean;
+      /** Never answered: the recorded script returned before this call was answered (`result` says so, for a driver that delivers it anyway). */
+      readonly unanswered?: boolean;
     }
   | { readonly kind: "live"; readonly approval?: ApprovalDecision };
 

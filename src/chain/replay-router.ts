@@ -188,11 +188,12 @@ export class ReplayRouter implements CallRouter {
     // In doubt: started, never finished.
     if (strict) {
       // The chain returned while this call still ran (the script had not awaited it): the script
-      // never saw its answer, so the replay gives it none either, and goes on checking the rest.
+      // never saw its answer, so the replay gives it none either (see neverAnswered), and goes on
+      // checking the rest.
       if (this.#trace.outcome?.status === "ok") {
         this.replayed.push(callId);
         this.unanswered.push({ callId, tool });
-        return { kind: "answer", result: unansweredResult(callId, tool), record: false, whenRunEnds: true };
+        return { kind: "answer", result: unansweredResult(callId, tool), record: false, unanswered: true };
       }
       this.partialAt ??= callId;
       return { kind: "answer", result: inDoubtResult(this.#trace.chainId, callId, tool), record: false, halt: true };
@@ -276,7 +277,7 @@ function unansweredResult(callId: string, tool: string): InvocationResult {
   return {
     status: "error",
     code: "CANCELLED",
-    text: `tools.${tool} (call ${callId}) was still running when the recorded chain returned; the replay answers it only as the run ends.`,
+    text: `tools.${tool} (call ${callId}) was still running when the recorded chain returned: the recording has no answer to give it.`,
   };
 }
 

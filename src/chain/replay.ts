@@ -217,9 +217,12 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   if (divergence === undefined && router.partialAt === undefined) {
     divergence = withRunFailure(router.findMissingCall(), run) ?? compareOutcome(trace, run);
   }
-  // Timed out with calls out that the recording never answered: most likely waiting for them
-  // (an edited script that awaits them). Said, rather than only that the chain timed out.
-  if (divergence !== undefined && run.error?.name === "TimeoutError" && router.unanswered.length > 0) {
+  // Stuck with calls out that the recording never answered: waiting for them (an edited script
+  // that awaits them). The drivers end such a run at once (DeadlockError: those calls get no
+  // answer, see neverAnswered); a driver that does not know them, at its time limit. Said, rather
+  // than only that the chain deadlocked or timed out.
+  const stuck = run.error?.name === "DeadlockError" || run.error?.name === "TimeoutError";
+  if (divergence !== undefined && stuck && router.unanswered.length > 0) {
     const calls = router.unanswered.map(({ callId, tool }) => `${callId} (tools.${tool})`).join(", ");
     const those = router.unanswered.length === 1 ? "that call" : "those calls";
     divergence = {

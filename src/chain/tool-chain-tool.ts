@@ -27,7 +27,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomInt, randomUUID } from "node:crypto";
 import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
-import type { SandboxDriver, SandboxError, SandboxLimits, SandboxLogLevel, SandboxRunOutcome, SandboxRunRequest, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import { neverAnswered, type SandboxDriver, type SandboxError, type SandboxLimits, type SandboxLogLevel, type SandboxRunOutcome, type SandboxRunRequest, type SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
 import { compileScriptAsync, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
@@ -515,7 +515,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       const route = broken === undefined ? router?.route({ callId, tool: call.tool, argsJson: call.argsJson }) : undefined;
       if (route?.kind === "answer") {
         if (route.halt) run.halt();
-        if (route.whenRunEnds) return whenAborted(signal, route.result);
+        if (route.unanswered) return Promise.resolve(neverAnswered(route.result));
         if (!route.record) return Promise.resolve(route.result);
         const answer = route.result;
         // Numbered now, in host arrival order like every call, whenever it is delivered.

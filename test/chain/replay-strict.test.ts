@@ -179,20 +179,35 @@ describe("replay strict", () => {
     expect(same.run.returnValue).toEqual({ email: "a@example.com", seen: [] });
     const edited = await replay(recorded, { mode: "strict", driver: "in-process", source: code.replace("seen };", "seen, extra: 1 };") });
     expect(edited.divergence?.kind).toBe("outcome-mismatch");
-    // Edited to await it (what CALLS_NOT_AWAITED asks): the recording has no answer to give, and
-    // the divergence says so rather than only that the chain timed out.
-    const awaited = await replay(recorded, {
-      mode: "strict",
-      driver: "in-process",
-      policy: { totalTimeoutMs: 500 },
-      source: code.replace('tools.audit({}).then(() => seen.push("audit"));', "await tools.audit({});"),
-    });
-    expect(awaited.divergence?.kind).toBe("missing-call"); // c1, never made: the script waited at c0
-    expect(awaited.run.status).toBe("timeout");
-    expect(awaited.divergence?.message).toContain(
+    // Edited to await it (what CALLS_NOT_AWAITED asks): the recording has no answer to give, so
+    // the run ends at once, stuck (not at the default totalTimeoutMs, 300 s: past this test's
+    // 30 s), and the divergence says why, on both drivers.
+    const explained =
       "The replayed script waited for c0 (tools.audit), which the recorded chain never answered: it returned while that call still ran. " +
-        "A strict replay has no answer to give there; replay the recorded script, or resume the trace to run the call live.",
-    );
+      "A strict replay has no answer to give there; replay the recorded script, or resume the trace to run the call live.";
+    for (const driver of ["in-process", "process"] as const) {
+      const awaited = await replay(recorded, {
+        mode: "strict",
+        driver,
+        source: code.replace('tools.audit({}).then(() => seen.push("audit"));', "await tools.audit({});"),
+      });
+      expect(awaited.divergence?.kind, driver).toBe("missing-call"); // c1, never made: the script waited at c0
+      expect(awaited.run.status, driver).toBe("error");
+      expect(awaited.run.error?.name, driver).toBe("DeadlockError");
+      expect(awaited.divergence?.message, driver).toContain(explained);
+      // Awaited beside a call the recording answered: stuck once that answer is in.
+      const together = await replay(recorded, {
+        mode: "strict",
+        driver,
+        source: code.replace(
+          'tools.audit({}).then(() => seen.push("audit"));\nconst who = await tools.lookup({ key: "a" });',
+          'const [, who] = await Promise.all([tools.audit({}), tools.lookup({ key: "a" })]);',
+        ),
+      });
+      expect(together.replayedCalls, driver).toEqual(["c0", "c1"]);
+      expect(together.run.error?.name, driver).toBe("DeadlockError");
+      expect(together.divergence?.message, driver).toContain(explained);
+    }
   });
 
   it("stops where the recording of a run its caller cancelled ends, and does not compare that outcome", async () => {

@@ -6,13 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InvocationResult } from "../../src/kernel/index.ts";
 import { OUTPUT_TRUNCATED_MARKER } from "../../src/bridge/protocol.ts";
-import type {
-  SandboxDriver,
-  SandboxLimits,
-  SandboxLogLevel,
-  SandboxRunOutcome,
-  SandboxRunRequest,
-  SandboxToolCall,
+import {
+  neverAnswered,
+  type SandboxDriver,
+  type SandboxLimits,
+  type SandboxLogLevel,
+  type SandboxRunOutcome,
+  type SandboxRunRequest,
+  type SandboxToolCall,
 } from "../../sandbox/sandbox-driver.ts";
 
 /** How to make the driver under test. */
@@ -289,6 +290,33 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         const outcome = await run(body, { limits: { totalTimeoutMs: 300 } });
         expect(outcome.status).toBe("timeout");
         expect(outcome.error?.phase).toBe("limit");
+      });
+
+      describe("a call the host never answers (neverAnswered)", () => {
+        /** Answers calls to `odd-name` with a never-answered mark, the rest as usual. */
+        const holding = (call: SandboxToolCall): Promise<InvocationResult> =>
+          Promise.resolve(call.tool === "odd-name" ? neverAnswered(ok("the host never answered this")) : ok(call.argsJson));
+
+        it("ends a script that awaits it at once, as a DeadlockError (not at totalTimeoutMs)", async () => {
+          const outcome = await run('await tools["odd-name"]({}); return "after";', { onToolCall: holding, limits: { totalTimeoutMs: 60_000 } });
+          expect(outcome.status).toBe("error");
+          expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError" });
+        });
+
+        it("ends it once the calls awaited beside it are answered, their answers in", async () => {
+          const body = 'const echoed = tools.echo({ n: 1 }).then((r) => console.log("echo", r.text));\nawait Promise.all([tools["odd-name"]({}), echoed]);';
+          const outcome = await run(body, { onToolCall: holding, limits: { totalTimeoutMs: 60_000 } });
+          expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError" });
+          expect(outcome.logs).toEqual([{ level: "log", text: 'echo {"n":1}' }]);
+        });
+
+        it("delivers nothing into the script: one that does not await it goes on and ends ok", async () => {
+          const body = 'let seen = "never";\ntools["odd-name"]({}).then((r) => { seen = r.text; }, () => { seen = "rejected"; });\nawait tools.echo({});\nawait tools.echo({});\nreturn seen;';
+          const outcome = await run(body, { onToolCall: holding });
+          expect(outcome.status).toBe("ok");
+          expect(outcome.returnJson).toBe('"never"');
+          expect(outcome.unansweredCalls).toEqual([0]);
+        });
       });
 
       it("ends a never-resolving promise early as a DeadlockError (phase limit)", async () => {
