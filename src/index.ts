@@ -69,6 +69,7 @@ export {
   MAX_SCRIPT_CHARS,
   MAX_SCRIPT_NESTING,
 } from "./compile/compile-script.ts";
+export { MAX_ESBUILD_ANSWER_BYTES } from "./kernel/esbuild-service.ts";
 export type { DriverChoice } from "./chain/create-driver.ts";
 export { isNeverAnswered, type SandboxDriver, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
 export { InProcessSandboxDriver, type InProcessSandboxDriverOptions } from "../sandbox/in-process-driver.ts";

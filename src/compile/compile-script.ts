@@ -49,7 +49,7 @@ import type * as Esbuild from "esbuild";
 import type { Message, TransformOptions, TransformResult } from "esbuild";
 import { ChainRuntimeError, describeThrown, sha256Hex } from "../kernel/index.ts";
 import type { ChainError } from "../kernel/index.ts";
-import { callEsbuild, EsbuildTimeoutError, esbuildMessages } from "../kernel/esbuild-service.ts";
+import { callEsbuild, EsbuildAnswerTooLargeError, EsbuildTimeoutError, esbuildMessages, MAX_ESBUILD_ANSWER_BYTES } from "../kernel/esbuild-service.ts";
 import { codeFrame } from "./code-frame.ts";
 import { CompileCache } from "./compile-cache.ts";
 import {
@@ -211,8 +211,8 @@ function compileWith(source: string, options: CompileOptions, run: StepRunner): 
   if (hit !== undefined && hit.filename === filename && hit.engine === engine) return hit.result;
 
   const cached = (result: CompileResult): CompileResult => {
-    // Not a stop of esbuild: it says how busy the host was as much as what the script is.
-    if (result.ok || result.error.message !== TOO_SLOW_MESSAGE) cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
+    // Not a stop of esbuild (see STOPPED_MESSAGES).
+    if (result.ok || !STOPPED_MESSAGES.has(result.error.message)) cache?.set(source, { result, filename, engine }, result.ok ? result.code.length : 0);
     return result;
   };
   return afterward(run(compileSteps(source, filename, engine)), (compiled): CompileResult | AsyncDeferredCompile => {
@@ -321,7 +321,7 @@ function* compileSteps(source: string, filename: string, engine: "auto" | "esbui
     map = createSourcePositionMapper({ filename, lineCount: text.lineCount, lineOffset: COMPILED_SCRIPT_LINE_OFFSET });
   } else {
     const output = yield* esbuild(wrapped, filename);
-    if (!output.ok) return { ok: false, hash, error: "timedOut" in output ? tooSlowError() : explainEsbuildError(output.message, text, scan) };
+    if (!output.ok) return { ok: false, hash, error: "stopped" in output ? stoppedError(output.stopped) : explainEsbuildError(output.message, text, scan) };
     code = asOneExpression(output.code);
     usedEngine = "esbuild";
     map = createSourcePositionMapper({
@@ -385,15 +385,15 @@ function* findRefusedSyntax(code: string, text: SourceText, scan: ScriptScan, fi
     const doubled = `${COMPILED_SCRIPT_PREFIX.slice(0, -1)}{\n${text.source}\n}${COMPILED_SCRIPT_SUFFIX.slice(1)}`;
     const output = yield* esbuild(doubled, filename);
     if (!output.ok) {
-      return "timedOut" in output ? tooSlowError() : text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
+      return "stopped" in output ? stoppedError(output.stopped) : text.error("SyntaxError", strayMessage(text.source, scan.strayCloser), scan.strayCloser);
     }
   }
   return undefined;
 }
 
-/** The compile error of a script esbuild was stopped on (see {@link ESBUILD_TIME_LIMIT_MS}). */
-function tooSlowError(): CompileError {
-  return { phase: "compile", name: "CompileError", message: TOO_SLOW_MESSAGE };
+/** The compile error of a script esbuild was stopped on (see {@link ESBUILD_TIME_LIMIT_MS} and `MAX_ESBUILD_ANSWER_BYTES`). */
+function stoppedError(why: EsbuildStop): CompileError {
+  return { phase: "compile", name: "CompileError", message: why === "slow" ? TOO_SLOW_MESSAGE : TOO_LARGE_MESSAGE };
 }
 
 /** Turns esbuild's first error into a compile error positioned in the original text. */
@@ -486,8 +486,11 @@ class SourceText {
 type EsbuildOutput =
   | { readonly ok: true; readonly code: string; readonly mappings: string }
   | { readonly ok: false; readonly message: Message }
-  /** esbuild ran past {@link ESBUILD_TIME_LIMIT_MS} on the asynchronous path and was stopped. */
-  | { readonly ok: false; readonly timedOut: true };
+  /** esbuild was stopped on the asynchronous path: past {@link ESBUILD_TIME_LIMIT_MS}, or its answer too large. */
+  | { readonly ok: false; readonly stopped: EsbuildStop };
+
+/** Why esbuild was stopped on a script: its time, or the size of its answer. */
+type EsbuildStop = "slow" | "large";
 
 /**
  * Longest one esbuild pass of a chain's compile may keep esbuild busy (a compile makes one, up
@@ -497,10 +500,22 @@ type EsbuildOutput =
  */
 export const ESBUILD_TIME_LIMIT_MS = 3_000;
 
-/** The message of {@link tooSlowError}; such a result is not cached. */
+/** The message of {@link stoppedError} for a stop on time. */
 const TOO_SLOW_MESSAGE =
   `The compiler (esbuild) was stopped after ${ESBUILD_TIME_LIMIT_MS / 1000} s on this script: its time grows with the square of ` +
   "the errors it finds (here thousands: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake.";
+
+/** The message of {@link stoppedError} for a stop on the size of esbuild's answer. */
+const TOO_LARGE_MESSAGE =
+  `The compiler (esbuild) was stopped on this script: its report was over ${MAX_ESBUILD_ANSWER_BYTES / 2 ** 20} MiB, as each error ` +
+  "it finds carries a copy of its whole line (here many errors on a long line: redeclarations, duplicate labels or parameters, ...). " +
+  "Fix the repeated mistake, and break the long line.";
+
+/**
+ * The messages of a stop: not cached, as they say how busy the host was (or what else esbuild
+ * was doing at the time) as much as what the script is.
+ */
+const STOPPED_MESSAGES: ReadonlySet<string> = new Set([TOO_SLOW_MESSAGE, TOO_LARGE_MESSAGE]);
 
 /**
  * esbuild's warnings, all of them off: a compile reads only errors, and each warning costs esbuild
@@ -559,7 +574,8 @@ async function runEsbuildAsync(job: EsbuildJob): Promise<EsbuildOutput> {
     const transform = (api: typeof Esbuild): Promise<TransformResult> => api.transform(`${job.input}${NO_INPUT_SOURCE_MAP}`, { ...ESBUILD_OPTIONS, sourcefile: job.filename });
     return esbuildOutput(await callEsbuild(transform, { timeoutMs: ESBUILD_TIME_LIMIT_MS }));
   } catch (error) {
-    if (error instanceof EsbuildTimeoutError) return { ok: false, timedOut: true };
+    if (error instanceof EsbuildTimeoutError) return { ok: false, stopped: "slow" };
+    if (error instanceof EsbuildAnswerTooLargeError) return { ok: false, stopped: "large" };
     return esbuildFailure(error);
   }
 }

@@ -12,6 +12,14 @@
  *   to end its work) and the call rejects with {@link EsbuildTimeoutError}; the other calls in
  *   flight on that process run again on a new one, as if they had just been made. Only esbuild's
  *   time counts: an answer that came while the host's thread was held past the bound is taken.
+ * - An answer is bounded in size ({@link MAX_ESBUILD_ANSWER_BYTES}): each of esbuild's messages
+ *   carries a copy of its whole line, and esbuild's module buffers an answer whole before it
+ *   decodes it on the host's thread, so thousands of errors on a long line make hundreds of MB
+ *   of host memory well within the time bound (150 redeclarations on one 750 KB line: a 107 MB
+ *   answer, 590 MiB of host memory at its peak). The size is read from the head of the answer as
+ *   its first bytes come: past the bound the process is stopped before the rest is read. The call
+ *   rejects with {@link EsbuildAnswerTooLargeError} when it was the only one in flight; otherwise
+ *   the calls in flight run again, and one whose answers are found too large twice rejects.
  * - A process that could not start leaves nothing behind in esbuild: the next call starts one.
  *   esbuild reads the new child's stdin before it listens for the child's `error` event, so when
  *   the spawn fails (EMFILE) it throws a TypeError, and the `error` Node emits a tick later would
@@ -63,9 +71,17 @@ function asyncEsbuild(): typeof Esbuild {
  * The process the asynchronous calls go to now: the calls in flight on it are told when it is
  * stopped (each listens only while it is in flight, so nothing holds a finished call's result).
  */
+/**
+ * Why a process was stopped, as its calls in flight hear it: `oversized` for an answer past
+ * {@link MAX_ESBUILD_ANSWER_BYTES} while other calls were in flight too (any of them may have
+ * caused it), `oversized-alone` when the one call in flight did.
+ */
+type StopCause = "stopped" | "oversized" | "oversized-alone";
+
 interface ServiceTerm {
-  readonly onStop: Set<() => void>;
-  stop(): void;
+  /** Told when the process is stopped (see {@link StopCause}); one listener per call in flight on it. */
+  readonly onStop: Set<(cause: StopCause) => void>;
+  stop(oversized?: boolean): void;
 }
 
 let term: ServiceTerm | undefined;
@@ -74,13 +90,14 @@ function currentTerm(): ServiceTerm {
   if (term !== undefined) return term;
   const created: ServiceTerm = {
     onStop: new Set(),
-    stop: () => {
+    stop: (oversized = false) => {
       if (term !== created) return;
       term = undefined;
       void asyncEsbuild()
         .stop()
         .catch(() => undefined);
-      for (const listener of created.onStop) listener();
+      const cause: StopCause = !oversized ? "stopped" : created.onStop.size === 1 ? "oversized-alone" : "oversized";
+      for (const listener of created.onStop) listener(cause);
       created.onStop.clear();
     },
   };
@@ -107,6 +124,44 @@ export class EsbuildTimeoutError extends Error {
   }
 }
 
+/**
+ * What {@link callEsbuild} rejects with when esbuild's answer to its call was over
+ * {@link MAX_ESBUILD_ANSWER_BYTES} (esbuild's process was stopped before the answer was read):
+ * found so with no other call in flight, or twice.
+ */
+export class EsbuildAnswerTooLargeError extends Error {
+  readonly maxBytes: number;
+
+  constructor(maxBytes: number) {
+    super(`esbuild's answer was over ${maxBytes} bytes and was not read`);
+    this.name = "EsbuildAnswerTooLargeError";
+    this.maxBytes = maxBytes;
+  }
+}
+
+/**
+ * Largest answer of esbuild's process to one call read, bytes (see the module comment). The
+ * largest a compile legitimately gets, the output and source map of a script of 2 Mi characters
+ * or its one error with a copy of its line, stays under 20 MB.
+ */
+export const MAX_ESBUILD_ANSWER_BYTES = 24 * 1024 * 1024;
+
+/** The bound in force (a test lowers it: {@link setEsbuildAnswerBound}). */
+let maxAnswerBytes = MAX_ESBUILD_ANSWER_BYTES;
+
+/** Sets the bound on esbuild's answers, for tests; returns the previous one. Applies to processes started from now on. */
+export function setEsbuildAnswerBound(bytes: number): number {
+  const previous = maxAnswerBytes;
+  maxAnswerBytes = bytes;
+  return previous;
+}
+
+/**
+ * Stops for an oversized answer a call may be in flight for, among other calls, before it
+ * rejects: which call the answer was for is not known then, and the calls run again.
+ */
+const OVERSIZED_STOPS = 2;
+
 /** Options of {@link callEsbuild}. */
 export interface CallEsbuildOptions {
   /** Longest the call may take, retries included; past it esbuild's process is stopped. @defaultValue no bound */
@@ -119,7 +174,7 @@ export interface CallEsbuildOptions {
  */
 const MAX_RESTARTS = 8;
 
-type Attempt<T> = { readonly kind: "done"; readonly value: T } | { readonly kind: "stopped" } | { readonly kind: "timeout" };
+type Attempt<T> = { readonly kind: "done"; readonly value: T } | { readonly kind: "stopped"; readonly cause: StopCause } | { readonly kind: "timeout" };
 
 /**
  * `call(esbuild)`, for a call into esbuild's asynchronous API, within `timeoutMs` when given; see
@@ -128,29 +183,50 @@ type Attempt<T> = { readonly kind: "done"; readonly value: T } | { readonly kind
  * spawn's error, or that the process is out of file descriptors (esbuild then fails finding its
  * own binary, and says it was installed for another platform).
  * @throws EsbuildTimeoutError past `timeoutMs`.
+ * @throws EsbuildAnswerTooLargeError when esbuild's answer to it was too large (see the class).
  */
 export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, options: CallEsbuildOptions = {}): Promise<T> {
   const { timeoutMs } = options;
   const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
+  let oversized = 0;
   for (let restarts = 0; ; restarts++) {
-    const attempt = await attemptEsbuild(call, deadline);
+    const attempt = oversized === 0 ? await attemptEsbuild(call, deadline) : await oneAtATime(() => attemptEsbuild(call, deadline));
     if (attempt.kind === "done") return attempt.value;
     if (attempt.kind === "timeout") throw new EsbuildTimeoutError(timeoutMs ?? 0);
+    if (attempt.cause === "oversized-alone" || (attempt.cause === "oversized" && ++oversized >= OVERSIZED_STOPS)) {
+      throw new EsbuildAnswerTooLargeError(maxAnswerBytes);
+    }
     if (deadline === undefined && restarts >= MAX_RESTARTS) throw new Error(`esbuild's process was stopped ${restarts + 1} times while this call ran (other calls ran past their time bound)`);
   }
 }
 
+/** The turn of the last call run again by {@link oneAtATime}. */
+let retryTurn: Promise<unknown> = Promise.resolve();
+
+/**
+ * `attempt`, after the calls queued here before it have run: the calls stopped together for an
+ * oversized answer run again one at a time, so the one it was for finds itself alone on the
+ * process when it comes again (and rejects), and the others do not hear of it twice.
+ */
+function oneAtATime<T>(attempt: () => Promise<T>): Promise<T> {
+  const turn = retryTurn.then(attempt);
+  retryTurn = turn.catch(() => undefined);
+  return turn;
+}
+
 /** One try of {@link callEsbuild} on the current process: its result, or that the process was stopped under it, or the bound passed. */
 async function attemptEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, deadline: number | undefined): Promise<Attempt<T>> {
+  // Past its bound before it was sent (it waited for its turn: see oneAtATime): nothing to stop.
+  if (deadline !== undefined && performance.now() >= deadline) return { kind: "timeout" };
   const current = currentTerm();
   const spawned: SpawnWatch = {};
   let timer: NodeJS.Timeout | undefined;
-  let onStop: (() => void) | undefined;
+  let onStop: ((cause: StopCause) => void) | undefined;
   try {
     let done: Attempt<T> | undefined;
     const racers: Promise<Attempt<T>>[] = [
-      withSpawnWatched(spawned, () => call(asyncEsbuild())).then((value) => (done = { kind: "done", value })),
-      new Promise((resolve) => current.onStop.add((onStop = () => resolve({ kind: "stopped" })))),
+      withSpawnWatched(spawned, current, () => call(asyncEsbuild())).then((value) => (done = { kind: "done", value })),
+      new Promise((resolve) => current.onStop.add((onStop = (cause) => resolve({ kind: "stopped", cause })))),
     ];
     if (deadline !== undefined) {
       racers.push(new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), { kind: "timeout" }))));
@@ -198,11 +274,11 @@ interface SpawnWatch {
 }
 
 /**
- * `start()`, with a listener on the `error` event of a child process it spawns (see the module
- * comment). Only the synchronous part of `start` runs with the listener installed: nothing else
- * can spawn meanwhile.
+ * `start()`, with a listener on the `error` event of a child process it spawns and a watch on the
+ * size of its answers, which stops `owner` past the bound (see the module comment). Only the
+ * synchronous part of `start` runs with the listeners installed: nothing else can spawn meanwhile.
  */
-function withSpawnWatched<T>(watch: SpawnWatch, start: () => T): T {
+function withSpawnWatched<T>(watch: SpawnWatch, owner: ServiceTerm, start: () => T): T {
   const spawn = childProcess.spawn;
   childProcess.spawn = function spawnWatched(this: unknown, ...args: unknown[]) {
     const child = (spawn as (...spawnArgs: unknown[]) => ChildProcess.ChildProcess).apply(this, args);
@@ -210,6 +286,7 @@ function withSpawnWatched<T>(watch: SpawnWatch, start: () => T): T {
     child.on("error", (error: Error) => {
       watch.error ??= error;
     });
+    watchAnswerSizes(child, maxAnswerBytes, () => owner.stop(true));
     return child;
   } as typeof spawn;
   try {
@@ -217,6 +294,41 @@ function withSpawnWatched<T>(watch: SpawnWatch, start: () => T): T {
   } finally {
     childProcess.spawn = spawn;
   }
+}
+
+/**
+ * Reads the head of each packet esbuild's process writes (esbuild's protocol: a 32-bit
+ * little-endian length, then that many bytes) and calls `oversized` once, at the first chunk of
+ * one longer than `maxBytes`, before the rest of it is sent or buffered.
+ */
+function watchAnswerSizes(child: ChildProcess.ChildProcess, maxBytes: number, oversized: () => void): void {
+  let headBytes = 0;
+  let length = 0;
+  let bodyLeft = 0;
+  let tripped = false;
+  child.stdout?.on("data", (chunk: Uint8Array) => {
+    let i = 0;
+    while (i < chunk.length && !tripped) {
+      if (bodyLeft > 0) {
+        const taken = Math.min(bodyLeft, chunk.length - i);
+        bodyLeft -= taken;
+        i += taken;
+        continue;
+      }
+      length += (chunk[i] as number) * 2 ** (8 * headBytes);
+      headBytes++;
+      i++;
+      if (headBytes < 4) continue;
+      if (length > maxBytes) {
+        tripped = true;
+        oversized();
+        return;
+      }
+      bodyLeft = length;
+      headBytes = 0;
+      length = 0;
+    }
+  });
 }
 
 /** An EMFILE/ENFILE error when this process cannot open one more file now; `undefined` when it can. */

@@ -4,7 +4,7 @@
  * esbuild's warnings are off, so no script holds the compiler, or the host's memory, for long.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { defineTool, ESBUILD_TIME_LIMIT_MS, Toolbox, ToolChainTool } from "../../src/index.ts";
+import { defineTool, ESBUILD_TIME_LIMIT_MS, MAX_ESBUILD_ANSWER_BYTES, Toolbox, ToolChainTool } from "../../src/index.ts";
 
 const echo = defineTool({ name: "echo", description: "Echoes.", inputSchema: { type: "object" } as const, execute: async (args) => args });
 const chain = new ToolChainTool({ toolbox: new Toolbox([echo]), driver: "in-process" });
@@ -29,6 +29,28 @@ describe("a chain's compile on esbuild", () => {
         "the errors it finds (here thousands: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake.",
     });
     expect(performance.now() - started).toBeLessThan(ESBUILD_TIME_LIMIT_MS + 10_000);
+  }, 60_000);
+
+  it("stops a script whose errors each carry a copy of one long line before the host reads them, with a compile error that says so", async () => {
+    // 160 redeclarations on one 480 KB line: esbuild's report would be ~75 MB, and reading it
+    // took the host ~500 MiB of buffers and strings at its peak.
+    const pad = `/*${"p".repeat(3_000)}*/`;
+    const script = `enum E { A }\n${`let v = 1;${pad}`.repeat(160)}\nreturn 1`;
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)), 1);
+    const run = await chain.run(script);
+    clearInterval(sampler);
+    expect(run.error).toEqual({
+      phase: "compile",
+      name: "CompileError",
+      message:
+        `The compiler (esbuild) was stopped on this script: its report was over ${MAX_ESBUILD_ANSWER_BYTES / 2 ** 20} MiB, as each error it finds carries a copy of its whole ` +
+        "line (here many errors on a long line: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake, and break the long line.",
+    });
+    expect(peak - before).toBeLessThan(64 * 2 ** 20);
+    // Not cached: it says what else esbuild was doing as much as what the script is (the same answer again here).
+    expect((await chain.run(script)).error?.message).toBe(run.error?.message);
   }, 60_000);
 
   it("compiles a valid script esbuild would warn about thousands of times (one long line of duplicate keys)", async () => {

@@ -1,5 +1,13 @@
-import { describe, expect, it } from "vitest";
-import { callEsbuild, esbuildMessages, EsbuildTimeoutError } from "../../src/kernel/esbuild-service.ts";
+import { describe, expect, it, onTestFinished } from "vitest";
+import {
+  callEsbuild,
+  EsbuildAnswerTooLargeError,
+  esbuildMessages,
+  EsbuildTimeoutError,
+  MAX_ESBUILD_ANSWER_BYTES,
+  setEsbuildAnswerBound,
+  stopEsbuildService,
+} from "../../src/kernel/esbuild-service.ts";
 import { forceGc } from "../security/harness.ts";
 
 /** TypeScript with `n` redeclarations of one `let`: esbuild's time grows with the square of its errors. */
@@ -57,6 +65,46 @@ describe("callEsbuild", () => {
     );
     expect((await answer).code).toContain("held = 1");
   });
+});
+
+describe("callEsbuild: the bound on the size of an answer", () => {
+  /** `count` redeclarations of one `let` on one line of `lineChars`: each message carries a copy of the line. */
+  const longLine = (count: number, lineChars: number): string => {
+    const pad = `/*${"p".repeat(Math.max(0, Math.ceil(lineChars / count) - 16))}*/`;
+    return Array.from({ length: count }, () => `let v = 1;${pad}`).join("");
+  };
+  const bounded = (bytes: number): void => {
+    const previous = setEsbuildAnswerBound(bytes);
+    stopEsbuildService(); // the bound is read by the watch of a new process
+    onTestFinished(() => {
+      setEsbuildAnswerBound(previous);
+      stopEsbuildService();
+    });
+  };
+
+  it("is 24 MiB by default: far above a legitimate answer, far below what the messages of a long line can make", () => {
+    expect(MAX_ESBUILD_ANSWER_BYTES).toBe(24 * 1024 * 1024);
+  });
+
+  it("stops esbuild's process at the head of an answer over it, and the call rejects without its answer being read", async () => {
+    bounded(1024 * 1024);
+    // 40 messages with a copy of a 100 KB line each: an answer of ~4 MB.
+    const refused = await callEsbuild((api) => api.transform(longLine(40, 100_000), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EsbuildAnswerTooLargeError);
+    expect(refused).toMatchObject({ maxBytes: 1024 * 1024, message: "esbuild's answer was over 1048576 bytes and was not read" });
+    // The same messages on short lines make a small answer, read as usual; so is the next call.
+    expect(esbuildMessages(await callEsbuild((api) => api.transform(longLine(40, 400), { loader: "ts" })).catch((error: unknown) => error))).toHaveLength(39);
+    expect((await callEsbuild((api) => api.transform("export const b = 2", { loader: "ts" }))).code).toContain("b = 2");
+  }, 60_000);
+
+  it("runs a call in flight beside the oversized answer again, one at a time, and it gets its own answer", async () => {
+    bounded(1024 * 1024);
+    // Slower than the oversized one, so in flight when it comes, and its answer (~200 KB) under the bound.
+    const bystander = callEsbuild((api) => api.transform(redeclarations(1_500), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
+    const oversized = callEsbuild((api) => api.transform(longLine(10, 300_000), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
+    expect(await oversized).toBeInstanceOf(EsbuildAnswerTooLargeError);
+    expect(esbuildMessages(await bystander)).toHaveLength(1_499);
+  }, 60_000);
 });
 
 /** `count` finished calls' results, as weak references (made here: no local of the test's frame holds one). */
