@@ -135,7 +135,10 @@ export interface CachedCompile {
 export const defaultCompileCache = new CompileCache<CachedCompile>();
 
 /**
- * Compiles a model-written script; see the module comment for the pipeline.
+ * Compiles a model-written script; see the module comment for the pipeline. Synchronous, through
+ * esbuild's synchronous API, which cannot be stopped: {@link ESBUILD_TIME_LIMIT_MS} and
+ * `MAX_ESBUILD_ANSWER_BYTES` bound a chain's compile (asynchronous), not this one, so a script
+ * made to keep esbuild busy holds the calling thread (see the README's security section).
  * @param source - the body of an async function, TypeScript or JavaScript.
  * @returns a {@link CompileResult}; syntax errors and refused imports are failures, not throws.
  * @throws ChainRuntimeError `COMPILE_FAILED` only when esbuild itself cannot run.
