@@ -97,7 +97,7 @@ import {
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { DEFAULT_SPIN_WAIT_US, isSpinWaitUs, spinWait } from "./spin-wait.ts";
-import { DEADLOCK_MESSAGE, isNeverAnswered, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
+import { deadlockMessage, isNeverAnswered, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
@@ -294,6 +294,8 @@ class ActiveRun {
   readonly #hostOutputCap: number;
   /** Calls sent to the host and not answered yet. */
   readonly #pending = new Set<number>();
+  /** Calls the host will never answer (see neverAnswered), dropped from #pending. */
+  #neverAnswered = 0;
   /** Index of the last call accepted; calls come with increasing indexes. */
   #lastCallIndex = -1;
   /** Fires when the run ends; every call's `signal`. */
@@ -395,6 +397,7 @@ class ActiveRun {
   readonly #deliver = (callIndex: number, result: InvocationResult | SerializedToolResult): void => {
     if (this.#settled !== undefined || !this.#pending.delete(callIndex)) return;
     if (isNeverAnswered(result)) {
+      this.#neverAnswered++;
       // Never answered (see neverAnswered): nothing enters; with nothing else out, the results
       // held for this tick go in now, or the script may be waiting on nothing (a stall probe says).
       if (this.#pending.size > 0) return;
@@ -577,7 +580,7 @@ class ActiveRun {
             error: {
               phase: "limit",
               name: "DeadlockError",
-              message: DEADLOCK_MESSAGE,
+              message: deadlockMessage(this.#neverAnswered),
             },
           });
         }

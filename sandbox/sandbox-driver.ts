@@ -103,6 +103,19 @@ export interface SandboxRunRequest {
   readonly onClock?: (readings: readonly number[]) => void;
 }
 
+/**
+ * The message of a `DeadlockError` of a run in which some calls get no answer (see
+ * {@link neverAnswered}): the script may be waiting on one of them, or on a promise of its own.
+ */
+export const NEVER_ANSWERED_DEADLOCK_MESSAGE =
+  "script is waiting on a promise that can never settle: no tool call is pending, and the calls still out get no answer here " +
+  "(a replay's calls the recording has no answer for). Await only calls that are answered, and promises the script settles itself";
+
+/** The message of a `DeadlockError` for a run, given how many of its calls got no answer (see {@link neverAnswered}). */
+export function deadlockMessage(neverAnsweredCalls: number): string {
+  return neverAnsweredCalls > 0 ? NEVER_ANSWERED_DEADLOCK_MESSAGE : DEADLOCK_MESSAGE;
+}
+
 /** The message of a `DeadlockError`: what happened, and what the script can change. */
 export const DEADLOCK_MESSAGE =
   "script is waiting on a promise that can never settle (no tool call is pending). Await tool calls and promises the script " +

@@ -502,7 +502,8 @@ export class SandboxProcess {
       }
       const resultJson = errorResultJson("BRIDGE_ERROR", `the result is too large for the sandbox pipe: ${reason}`);
       const answers: (number | string | null)[] = [];
-      for (let i = 0; i < part.entries.length; i += RESULT_FIELDS) answers.push(part.entries[i] as number, resultJson, null);
+      // A call never answered stays so (null); the others get the error.
+      for (let i = 0; i < part.entries.length; i += RESULT_FIELDS) answers.push(part.entries[i] as number, part.entries[i + 1] === null ? null : resultJson, null);
       this.#channel.send({ kind: PROCESS_MESSAGE_KIND.results, results: answers });
     }
   }

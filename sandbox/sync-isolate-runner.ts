@@ -73,7 +73,7 @@ import {
   type Settled,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import { DEADLOCK_MESSAGE, isNeverAnswered, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
+import { deadlockMessage, isNeverAnswered, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
 
 /**
  * An outside watch over each synchronous entry (the sandbox child's `EntryGuard`): isolated-vm
@@ -237,6 +237,8 @@ class SyncRun {
   /** Index of the last call accepted; calls come with increasing indexes. */
   #lastCallIndex = -1;
   readonly #pending = new Set<number>();
+  /** Calls the host will never answer (see neverAnswered), dropped from #pending. */
+  #neverAnswered = 0;
   #calls: AbortController | undefined;
   readonly #out = new ResultQueue();
   #flushQueued = false;
@@ -348,7 +350,7 @@ class SyncRun {
   #deadlocked(): void {
     this.#settled = {
       status: "error",
-      error: { phase: "limit", name: "DeadlockError", message: DEADLOCK_MESSAGE },
+      error: { phase: "limit", name: "DeadlockError", message: deadlockMessage(this.#neverAnswered) },
     };
     this.#quiesced();
   }
@@ -422,6 +424,7 @@ class SyncRun {
     // A call never answered (see neverAnswered) puts nothing in; the script may now wait on nothing.
     const answered = !isNeverAnswered(result);
     if (answered) this.#out.push(callIndex, result);
+    else this.#neverAnswered++;
     // The last outstanding answer goes in at once; while others are out, every result that
     // settles in this turn of the event loop enters in one entry.
     if (this.#inside) return; // flushed (or found deadlocked) when the entry returns

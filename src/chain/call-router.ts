@@ -14,8 +14,9 @@ export interface RoutedCall {
  * - `answer`: the script gets `result` without any tool running. With `record`, the call is
  *   logged in the run's trace as a completed call (a resumed chain's trace stays whole). With
  *   `halt`, the run stops right after (a divergence, or the end of a recording). With
- *   `unanswered`, the script never gets it (a call it did not await), and the run no longer
- *   waits for it: a script that awaits it is stuck, and ends at once in a `DeadlockError`.
+ *   `unanswered`, the script never gets it (a call it did not await): the run no longer waits
+ *   for it, so a script that awaits it is stuck, and ends at once in a `DeadlockError` (on a
+ *   driver from elsewhere, the call is held until the run ends).
  * - `live`: through the invoker as usual; `approval`, when set, is the decision for this call
  *   should it need one (a resumed approval).
  */

@@ -35,5 +35,18 @@ export function createSandboxDriver(choice: DriverChoice, settings: DriverSettin
  * one runs. A driver from elsewhere is not known to.
  */
 export function boundsItself(driver: SandboxDriver): boolean {
+  return isOwnDriver(driver);
+}
+
+/**
+ * True for a driver known to deliver nothing for a result marked `neverAnswered` (isochain's
+ * own). A driver from elsewhere may copy results (a remote sandbox, a wrapper), losing the mark:
+ * such a call is held until the run ends instead, so its result never reaches the script.
+ */
+export function honoursNeverAnswered(driver: SandboxDriver): boolean {
+  return isOwnDriver(driver);
+}
+
+function isOwnDriver(driver: SandboxDriver): boolean {
   return driver instanceof InProcessSandboxDriver || driver instanceof ProcessSandboxDriver;
 }

@@ -12,8 +12,8 @@
  *              ├─ other tool / other args ────── divergence (both modes)
  *              ├─ completed ──────────────────── answered with the recorded result
  *              └─ in doubt (started, no result)
- *                   strict, the chain returned `ok` (the script had not awaited it): no answer
- *                     until the run ends, as in the recording; the replay goes on
+ *                   strict, the chain returned `ok` (the script had not awaited it): no answer,
+ *                     as in the recording (see neverAnswered); the replay goes on
  *                   strict, otherwise: the recording ends here (the run stops, `partial`)
  *                   resume: suspended for approval → live, with the caller's decision
  *                           inDoubt[cN] = "re-execute" → live; "assume-done" → ok, no result

@@ -21,6 +21,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
+import { NEVER_ANSWERED_DEADLOCK_MESSAGE } from "../../sandbox/sandbox-driver.ts";
 import { checkChainTrace } from "../trace/check-chain-trace.ts";
 import {
   compareToolNames,
@@ -217,19 +218,19 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   if (divergence === undefined && router.partialAt === undefined) {
     divergence = withRunFailure(router.findMissingCall(), run) ?? compareOutcome(trace, run);
   }
-  // Stuck with calls out that the recording never answered: waiting for them (an edited script
-  // that awaits them). The drivers end such a run at once (DeadlockError: those calls get no
-  // answer, see neverAnswered); a driver that does not know them, at its time limit. Said, rather
-  // than only that the chain deadlocked or timed out.
-  const stuck = run.error?.name === "DeadlockError" || run.error?.name === "TimeoutError";
+  // Left waiting with calls out that the recording never answered, most likely on them (an edited
+  // script that awaits them): isochain's drivers end such a run at once, in a DeadlockError that
+  // says calls got no answer (see neverAnswered); a driver from elsewhere holds them until its
+  // time limit. Said, rather than only that the chain deadlocked or timed out.
+  const stuck = run.error?.message === NEVER_ANSWERED_DEADLOCK_MESSAGE || run.error?.name === "TimeoutError";
   if (divergence !== undefined && stuck && router.unanswered.length > 0) {
     const calls = router.unanswered.map(({ callId, tool }) => `${callId} (tools.${tool})`).join(", ");
-    const those = router.unanswered.length === 1 ? "that call" : "those calls";
+    const [those, it] = router.unanswered.length === 1 ? ["that call", "it"] : ["those calls", "them"];
     divergence = {
       ...divergence,
       message:
-        `${divergence.message}\nThe replayed script waited for ${calls}, which the recorded chain never answered: it returned while ${those} still ran. ` +
-        `A strict replay has no answer to give there; replay the recorded script, or resume the trace to run the call live.`,
+        `${divergence.message}\nThe replayed script was left waiting with ${calls} out, which the recorded chain never answered: it returned while ${those} still ran. ` +
+        `A strict replay has no answer to give; if the script awaits ${it}, replay the recorded script, or resume the trace to run ${it} live.`,
     };
   }
   return {

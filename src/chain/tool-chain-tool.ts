@@ -77,7 +77,7 @@ import { TraceRecorder } from "../trace/trace-recorder.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { RunPlan } from "./call-router.ts";
 import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
-import { boundsItself, createSandboxDriver, type DriverChoice } from "./create-driver.ts";
+import { boundsItself, createSandboxDriver, type DriverChoice, honoursNeverAnswered } from "./create-driver.ts";
 import { runWarnings, withWaitedCalls } from "./run-warnings.ts";
 import { summarizeRun } from "./summarize-run.ts";
 import type { ChainTraceError, TracedChainRunResult } from "./traced-chain-run-result.ts";
@@ -202,6 +202,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   readonly #ownsDriver: boolean;
   /** The driver is one of isochain's, which bound their queue and their runs themselves (see RunDeadline). */
   readonly #driverBoundsItself: boolean;
+  /** The driver drops a call answered `neverAnswered` (else such a call is held until the run ends). */
+  readonly #driverHonoursNeverAnswered: boolean;
   #declarations: string | undefined;
   #toolNames: readonly string[] | undefined;
   /** The sandbox limits of every run, from the (frozen) policy. */
@@ -255,6 +257,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     this.#ownsDriver = typeof driver === "string";
     this.#driver = createSandboxDriver(driver, { poolSize: options.poolSize ?? 2, memoryLimitMb: this.policy.memoryLimitMb });
     this.#driverBoundsItself = boundsItself(this.#driver);
+    this.#driverHonoursNeverAnswered = honoursNeverAnswered(this.#driver);
     brandChainTool(this);
   }
 
@@ -515,7 +518,9 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       const route = broken === undefined ? router?.route({ callId, tool: call.tool, argsJson: call.argsJson }) : undefined;
       if (route?.kind === "answer") {
         if (route.halt) run.halt();
-        if (route.unanswered) return Promise.resolve(neverAnswered(route.result));
+        if (route.unanswered) {
+          return this.#driverHonoursNeverAnswered ? Promise.resolve(neverAnswered(route.result)) : whenAborted(signal, route.result);
+        }
         if (!route.record) return Promise.resolve(route.result);
         const answer = route.result;
         // Numbered now, in host arrival order like every call, whenever it is delivered.

@@ -8,14 +8,17 @@ import {
   defineTool,
   describeJsonDiff,
   FileTraceStore,
+  InProcessSandboxDriver,
   loadTraceFile,
   MemoryBlobStore,
   MemoryTraceStore,
   replay,
+  type SandboxDriver,
   ToolChainTool,
   TRACE_FORMAT_VERSION,
   traceToTest,
 } from "../../src/index.ts";
+import { DEADLOCK_MESSAGE, NEVER_ANSWERED_DEADLOCK_MESSAGE } from "../../sandbox/sandbox-driver.ts";
 
 const lookup = defineTool({
   name: "lookup",
@@ -183,8 +186,8 @@ describe("replay strict", () => {
     // the run ends at once, stuck (not at the default totalTimeoutMs, 300 s: past this test's
     // 30 s), and the divergence says why, on both drivers.
     const explained =
-      "The replayed script waited for c0 (tools.audit), which the recorded chain never answered: it returned while that call still ran. " +
-      "A strict replay has no answer to give there; replay the recorded script, or resume the trace to run the call live.";
+      "The replayed script was left waiting with c0 (tools.audit) out, which the recorded chain never answered: it returned while that call still ran. " +
+      "A strict replay has no answer to give; if the script awaits it, replay the recorded script, or resume the trace to run it live.";
     for (const driver of ["in-process", "process"] as const) {
       const awaited = await replay(recorded, {
         mode: "strict",
@@ -193,7 +196,7 @@ describe("replay strict", () => {
       });
       expect(awaited.divergence?.kind, driver).toBe("missing-call"); // c1, never made: the script waited at c0
       expect(awaited.run.status, driver).toBe("error");
-      expect(awaited.run.error?.name, driver).toBe("DeadlockError");
+      expect(awaited.run.error, driver).toMatchObject({ name: "DeadlockError", message: NEVER_ANSWERED_DEADLOCK_MESSAGE });
       expect(awaited.divergence?.message, driver).toContain(explained);
       // Awaited beside a call the recording answered: stuck once that answer is in.
       const together = await replay(recorded, {
@@ -207,6 +210,25 @@ describe("replay strict", () => {
       expect(together.replayedCalls, driver).toEqual(["c0", "c1"]);
       expect(together.run.error?.name, driver).toBe("DeadlockError");
       expect(together.divergence?.message, driver).toContain(explained);
+    }
+    // A driver from elsewhere may copy results (a remote sandbox, a wrapper): the call is held
+    // until the run ends instead, and the recorded script still replays identically.
+    const inner = new InProcessSandboxDriver();
+    const copying: SandboxDriver = {
+      kind: "copying",
+      run: (request) => inner.run({ ...request, onToolCall: (call, signal) => request.onToolCall(call, signal).then((result) => ({ ...result })) }),
+      close: () => inner.close(),
+    };
+    try {
+      const elsewhere = await replay(recorded, { mode: "strict", driver: copying });
+      expect(elsewhere.identical, elsewhere.divergence?.message).toBe(true);
+      expect(elsewhere.run.returnValue).toEqual({ email: "a@example.com", seen: [] });
+      // A script stuck on its own promise before any call is told only that.
+      const own = await replay(recorded, { mode: "strict", driver: "in-process", source: `await new Promise(() => {});\n${code}` });
+      expect(own.run.error).toMatchObject({ name: "DeadlockError", message: DEADLOCK_MESSAGE });
+      expect(own.divergence?.message).not.toContain("left waiting");
+    } finally {
+      await inner.close();
     }
   });
 

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InvocationResult } from "../../src/kernel/index.ts";
 import { OUTPUT_TRUNCATED_MARKER } from "../../src/bridge/protocol.ts";
 import {
+  DEADLOCK_MESSAGE,
+  NEVER_ANSWERED_DEADLOCK_MESSAGE,
   neverAnswered,
   type SandboxDriver,
   type SandboxLimits,
@@ -300,7 +302,8 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         it("ends a script that awaits it at once, as a DeadlockError (not at totalTimeoutMs)", async () => {
           const outcome = await run('await tools["odd-name"]({}); return "after";', { onToolCall: holding, limits: { totalTimeoutMs: 60_000 } });
           expect(outcome.status).toBe("error");
-          expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError" });
+          // Said so: calls still out get no answer (a stuck run without such calls is told DEADLOCK_MESSAGE).
+          expect(outcome.error).toEqual({ phase: "limit", name: "DeadlockError", message: NEVER_ANSWERED_DEADLOCK_MESSAGE });
         });
 
         it("ends it once the calls awaited beside it are answered, their answers in", async () => {
@@ -322,7 +325,7 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
       it("ends a never-resolving promise early as a DeadlockError (phase limit)", async () => {
         const outcome = await run("await new Promise(() => {});", { limits: { totalTimeoutMs: 2_000 } });
         expect(outcome.status).toBe("error");
-        expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError" });
+        expect(outcome.error).toMatchObject({ phase: "limit", name: "DeadlockError", message: DEADLOCK_MESSAGE });
         // What happened, then what the script can change, as every limit error says.
         expect(outcome.error?.message).toBe(
           "script is waiting on a promise that can never settle (no tool call is pending). Await tool calls and promises the script " +
