@@ -510,9 +510,9 @@ const TOO_SLOW_MESSAGE =
 
 /** The message of {@link stoppedError} for a stop on the size of esbuild's answer. */
 const TOO_LARGE_MESSAGE =
-  `The compiler (esbuild) was stopped on this script: its report was over ${MAX_ESBUILD_ANSWER_BYTES / 2 ** 20} MiB, as each error ` +
-  "it finds carries a copy of its whole line (here many errors on a long line: redeclarations, duplicate labels or parameters, ...). " +
-  "Fix the repeated mistake, and break the long line.";
+  `The compiler (esbuild) was stopped on this script: its report was over ${MAX_ESBUILD_ANSWER_BYTES / 2 ** 20} MiB. Each error ` +
+  "it finds carries a copy of its whole line, so many errors on a long line make it that large (redeclarations, duplicate labels " +
+  "or parameters, ...); so would compiled code that large. Fix the repeated mistake and break the long line, or send a smaller script.";
 
 /**
  * The messages of a stop: not cached, as they say how busy the host was (or what else esbuild

@@ -190,7 +190,8 @@ export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, 
   const deadline = timeoutMs === undefined ? undefined : performance.now() + timeoutMs;
   let oversized = 0;
   for (let restarts = 0; ; restarts++) {
-    const attempt = oversized === 0 ? await attemptEsbuild(call, deadline) : await oneAtATime(() => attemptEsbuild(call, deadline));
+    // Run again after an oversized answer, or made while such calls wait their turn: one at a time.
+    const attempt = oversized === 0 && queued === 0 ? await attemptEsbuild(call, deadline) : await withinBound(oneAtATime(() => attemptEsbuild(call, deadline)), deadline);
     if (attempt.kind === "done") return attempt.value;
     if (attempt.kind === "timeout") throw new EsbuildTimeoutError(timeoutMs ?? 0);
     if (attempt.cause === "oversized-alone" || (attempt.cause === "oversized" && ++oversized >= OVERSIZED_STOPS)) {
@@ -200,18 +201,31 @@ export async function callEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, 
   }
 }
 
-/** The turn of the last call run again by {@link oneAtATime}. */
+/** The turn of the last call queued by {@link oneAtATime}. */
 let retryTurn: Promise<unknown> = Promise.resolve();
+/** Calls queued by {@link oneAtATime} that have not finished. */
+let queued = 0;
 
 /**
  * `attempt`, after the calls queued here before it have run: the calls stopped together for an
- * oversized answer run again one at a time, so the one it was for finds itself alone on the
- * process when it comes again (and rejects), and the others do not hear of it twice.
+ * oversized answer run again one at a time, and calls made meanwhile wait behind them, so the
+ * one the answer was for finds itself alone on the process when it comes again (and rejects),
+ * and the others do not hear of it twice.
  */
 function oneAtATime<T>(attempt: () => Promise<T>): Promise<T> {
+  queued++;
   const turn = retryTurn.then(attempt);
-  retryTurn = turn.catch(() => undefined);
-  return turn;
+  const done = turn.finally(() => queued--);
+  retryTurn = done.catch(() => undefined);
+  return done;
+}
+
+/** `attempt`, or a timeout at `deadline` if it is still waiting for its turn then (a call sent by then ends by its own timer). */
+function withinBound<T>(attempt: Promise<Attempt<T>>, deadline: number | undefined): Promise<Attempt<T>> {
+  if (deadline === undefined) return attempt;
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<Attempt<T>>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), { kind: "timeout" })));
+  return Promise.race([attempt, bound]).finally(() => clearTimeout(timer));
 }
 
 /** One try of {@link callEsbuild} on the current process: its result, or that the process was stopped under it, or the bound passed. */

@@ -45,8 +45,9 @@ describe("a chain's compile on esbuild", () => {
       phase: "compile",
       name: "CompileError",
       message:
-        `The compiler (esbuild) was stopped on this script: its report was over ${MAX_ESBUILD_ANSWER_BYTES / 2 ** 20} MiB, as each error it finds carries a copy of its whole ` +
-        "line (here many errors on a long line: redeclarations, duplicate labels or parameters, ...). Fix the repeated mistake, and break the long line.",
+        `The compiler (esbuild) was stopped on this script: its report was over ${MAX_ESBUILD_ANSWER_BYTES / 2 ** 20} MiB. Each error it finds carries a copy of its whole ` +
+        "line, so many errors on a long line make it that large (redeclarations, duplicate labels or parameters, ...); so would compiled " +
+        "code that large. Fix the repeated mistake and break the long line, or send a smaller script.",
     });
     expect(peak - before).toBeLessThan(64 * 2 ** 20);
     // Not cached: it says what else esbuild was doing as much as what the script is (the same answer again here).

@@ -105,6 +105,41 @@ describe("callEsbuild: the bound on the size of an answer", () => {
     expect(await oversized).toBeInstanceOf(EsbuildAnswerTooLargeError);
     expect(esbuildMessages(await bystander)).toHaveLength(1_499);
   }, 60_000);
+
+  it("holds calls made while others run again one at a time behind them: more oversized answers do not reach the bystander", async () => {
+    bounded(2 * 1024 * 1024);
+    // Slow (~0.5 s), so in flight at the first oversized answer and while it runs again, its answer (~1.4 MB) under the bound.
+    const bystander = callEsbuild((api) => api.transform(redeclarations(4_000), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
+    const hostile = (): Promise<unknown> =>
+      callEsbuild((api) => api.transform(longLine(10, 300_000), { loader: "ts", logLevel: "silent" }), { timeoutMs: 20_000 }).catch((error: unknown) => error);
+    const hostiles = [hostile()];
+    for (let i = 0; i < 6; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      hostiles.push(hostile());
+    }
+    for (const refused of await Promise.all(hostiles)) expect(refused).toBeInstanceOf(EsbuildAnswerTooLargeError);
+    expect(esbuildMessages(await bystander)).toHaveLength(3_999);
+  }, 60_000);
+
+  it("gives up on a call still waiting for its turn at its bound, while the call ahead of it runs", async () => {
+    bounded(2 * 1024 * 1024);
+    // Both run again one at a time: the oversized one first (refused, alone), then the slow one
+    // (~0.5 s), still running when the bounded call is made, which waits behind it.
+    const oversized = callEsbuild((api) => api.transform(longLine(10, 300_000), { loader: "ts", logLevel: "silent" })).catch((error: unknown) => error);
+    const slow = callEsbuild((api) => api.transform(redeclarations(4_000), { loader: "ts", logLevel: "silent" })).then(
+      () => Number.NaN,
+      () => performance.now(), // esbuild's refusal of the redeclarations, as expected
+    );
+    expect(await oversized).toBeInstanceOf(EsbuildAnswerTooLargeError);
+    const waiting = callEsbuild((api) => api.transform("export const late = 1", { loader: "ts" }), { timeoutMs: 100 }).then(
+      () => "answered",
+      (error: unknown) => ({ error, at: performance.now() }),
+    );
+    const given = await waiting;
+    expect(given).toMatchObject({ error: expect.any(EsbuildTimeoutError) });
+    // At its bound, not when its turn came (after the slow call).
+    expect((given as { at: number }).at).toBeLessThan(await slow);
+  }, 60_000);
 });
 
 /** `count` finished calls' results, as weak references (made here: no local of the test's frame holds one). */
