@@ -80,6 +80,8 @@ interface ActiveRun {
   readonly started: number;
   /** Calls sent to the host's tools and not answered yet. */
   readonly pending: Set<number>;
+  /** The highest call index run: the prelude numbers calls in program order and they come in order, so an index at or below it is repeated or forged, and dropped. */
+  lastCallIndex: number;
   /** The signal of every call of this run (made with the first call), fired when the run ends. */
   calls: AbortController | undefined;
   /** Results answered this tick and not sent yet, {@link RESULT_FIELDS} slots each (one `tool-results` message at the end of the tick). */
@@ -300,6 +302,7 @@ export class SandboxProcess {
       request,
       started: performance.now(),
       pending: new Set(),
+      lastCallIndex: -1,
       calls: undefined,
       results: [],
       resolve,
@@ -449,7 +452,8 @@ export class SandboxProcess {
   }
 
   #onCall(run: ActiveRun, callIndex: number, tool: string, argsJson: string, refusal: string | null): void {
-    if (this.#active !== run || run.killReason !== undefined || run.faulted || run.pending.has(callIndex)) return;
+    if (this.#active !== run || run.killReason !== undefined || run.faulted || callIndex <= run.lastCallIndex) return;
+    run.lastCallIndex = callIndex;
     run.pending.add(callIndex);
     run.calls ??= new AbortController();
     let answer: Promise<InvocationResult>;

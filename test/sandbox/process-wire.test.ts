@@ -176,6 +176,30 @@ async function returnInParts(script: { parts: number[]; announce: number }, memo
   }
 }
 
+describe("a child that numbers its calls out of order", () => {
+  it("gets each call index run once: a repeated or earlier index is dropped, as the in-process driver drops it", async () => {
+    const entry = fileURLToPath(new URL("../fixtures/sandbox/repeating-child.ts", import.meta.url));
+    const sandbox = new SandboxProcess({ entry, memoryLimitMb: 32, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
+    try {
+      await sandbox.ready;
+      const ran: string[] = [];
+      const outcome = await sandbox.run({
+        ...RUN,
+        script: "",
+        onToolCall: (call) => {
+          ran.push(`${call.callIndex}:${call.argsJson}`);
+          return Promise.resolve({ status: "ok", text: call.argsJson });
+        },
+      });
+      expect(outcome.status).toBe("ok");
+      expect(ran).toEqual(['0:{"n":0}', '1:{"n":1}']);
+    } finally {
+      sandbox.kill();
+      await sandbox.exited;
+    }
+  });
+});
+
 describe("a start that never answers", () => {
   it("is ended after startTimeoutMs as a failed start, naming why", async () => {
     const entry = fileURLToPath(new URL("../fixtures/sandbox/silent-child.ts", import.meta.url));
