@@ -19,7 +19,8 @@
  *   answer, 590 MiB of host memory at its peak). The size is read from the head of the answer as
  *   its first bytes come: past the bound the process is stopped before the rest is read. The call
  *   rejects with {@link EsbuildAnswerTooLargeError} when it was the only one in flight; otherwise
- *   the calls in flight run again, and one whose answers are found too large twice rejects.
+ *   the calls in flight run again one at a time (calls made meanwhile wait behind them), so the
+ *   one the answer was for comes alone; a call that hears of two such answers rejects too.
  * - A process that could not start leaves nothing behind in esbuild: the next call starts one.
  *   esbuild reads the new child's stdin before it listens for the child's `error` event, so when
  *   the spawn fails (EMFILE) it throws a TypeError, and the `error` Node emits a tick later would
@@ -68,16 +69,16 @@ function asyncEsbuild(): typeof Esbuild {
 }
 
 /**
- * The process the asynchronous calls go to now: the calls in flight on it are told when it is
- * stopped (each listens only while it is in flight, so nothing holds a finished call's result).
- */
-/**
  * Why a process was stopped, as its calls in flight hear it: `oversized` for an answer past
  * {@link MAX_ESBUILD_ANSWER_BYTES} while other calls were in flight too (any of them may have
  * caused it), `oversized-alone` when the one call in flight did.
  */
 type StopCause = "stopped" | "oversized" | "oversized-alone";
 
+/**
+ * The process the asynchronous calls go to now: the calls in flight on it are told when it is
+ * stopped (each listens only while it is in flight, so nothing holds a finished call's result).
+ */
 interface ServiceTerm {
   /** Told when the process is stopped (see {@link StopCause}); one listener per call in flight on it. */
   readonly onStop: Set<(cause: StopCause) => void>;
