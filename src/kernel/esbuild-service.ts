@@ -32,14 +32,18 @@
  * @module
  */
 import type * as ChildProcess from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { devNull } from "node:os";
+import type * as Os from "node:os";
+import { join } from "node:path";
 import type * as Esbuild from "esbuild";
 
 const require = createRequire(import.meta.url);
 /** The module object esbuild spawns its process through (`require("child_process")`). */
 const childProcess = require("node:child_process") as typeof ChildProcess;
+/** The module object esbuild asks for its temporary folder (`require("os").tmpdir()`). */
+const os = require("node:os") as typeof Os;
 
 let loaded: typeof Esbuild | undefined;
 let loadedForAsync: typeof Esbuild | undefined;
@@ -83,6 +87,10 @@ interface ServiceTerm {
   /** Told when the process is stopped (see {@link StopCause}); one listener per call in flight on it. */
   readonly onStop: Set<(cause: StopCause) => void>;
   stop(oversized?: boolean): void;
+  /** The process, once a call of this term spawned it. */
+  child?: ChildProcess.ChildProcess;
+  /** The folder of this process's temporary files, made when esbuild first asks for one (see {@link withTempFolder}). */
+  tempFolder?: string | undefined;
 }
 
 let term: ServiceTerm | undefined;
@@ -100,6 +108,7 @@ function currentTerm(): ServiceTerm {
       const cause: StopCause = !oversized ? "stopped" : created.onStop.size === 1 ? "oversized-alone" : "oversized";
       for (const listener of created.onStop) listener(cause);
       created.onStop.clear();
+      removeTempFolder(created);
     },
   };
   term = created;
@@ -240,7 +249,7 @@ async function attemptEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, dead
   try {
     let done: Attempt<T> | undefined;
     const racers: Promise<Attempt<T>>[] = [
-      withSpawnWatched(spawned, current, () => call(asyncEsbuild())).then((value) => (done = { kind: "done", value })),
+      withSpawnWatched(spawned, current, () => withTempFolder(current, () => call(asyncEsbuild()))).then((value) => (done = { kind: "done", value })),
       new Promise((resolve) => current.onStop.add((onStop = (cause) => resolve({ kind: "stopped", cause })))),
     ];
     if (deadline !== undefined) {
@@ -268,6 +277,13 @@ async function attemptEsbuild<T>(call: (api: typeof Esbuild) => Promise<T>, dead
   } finally {
     clearTimeout(timer);
     if (onStop !== undefined) current.onStop.delete(onStop);
+    // The last call in flight on a process that goes on: its temporary folder is empty (esbuild
+    // deletes its files once it has read them), and goes too; a later large input makes another.
+    if (term === current && current.onStop.size === 0 && current.tempFolder !== undefined) {
+      removeFolder(current.tempFolder);
+      tempFolders.delete(current.tempFolder);
+      current.tempFolder = undefined;
+    }
   }
 }
 
@@ -298,6 +314,7 @@ function withSpawnWatched<T>(watch: SpawnWatch, owner: ServiceTerm, start: () =>
   childProcess.spawn = function spawnWatched(this: unknown, ...args: unknown[]) {
     const child = (spawn as (...spawnArgs: unknown[]) => ChildProcess.ChildProcess).apply(this, args);
     watch.child = child;
+    owner.child = child;
     child.on("error", (error: Error) => {
       watch.error ??= error;
     });
@@ -308,6 +325,56 @@ function withSpawnWatched<T>(watch: SpawnWatch, owner: ServiceTerm, start: () =>
     return start();
   } finally {
     childProcess.spawn = spawn;
+  }
+}
+
+/**
+ * `start()`, with esbuild's temporary folder (`os.tmpdir()`, asked for while a call is made) that
+ * of `owner`'s process, a folder of its own. esbuild passes an input over 1 MiB through a file
+ * there, and its process writes the output and map beside it, which esbuild reads and deletes
+ * once answered: a process stopped in between left them (8-30 MB a time, measured) in the
+ * machine's temporary folder for good. The folder goes with its process (see {@link removeTempFolder}).
+ */
+function withTempFolder<T>(owner: ServiceTerm, start: () => T): T {
+  const tmpdir = os.tmpdir;
+  os.tmpdir = function esbuildTempFolder() {
+    if (owner.tempFolder === undefined) {
+      owner.tempFolder = mkdtempSync(join(tmpdir(), "isochain-esbuild-"));
+      tempFolders.add(owner.tempFolder);
+    }
+    return owner.tempFolder;
+  };
+  try {
+    return start();
+  } finally {
+    os.tmpdir = tmpdir;
+  }
+}
+
+/** Temporary folders of esbuild processes not removed yet: removed as this process exits too. */
+const tempFolders = new Set<string>();
+process.once("exit", () => {
+  for (const folder of tempFolders) removeFolder(folder);
+});
+
+/** Removes the temporary folder of a stopped process, once the process has exited (it may still be writing there). */
+function removeTempFolder(owner: ServiceTerm): void {
+  const folder = owner.tempFolder;
+  if (folder === undefined) return;
+  const child = owner.child;
+  const remove = (): void => {
+    removeFolder(folder);
+    tempFolders.delete(folder);
+  };
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) remove();
+  else child.once("exit", remove);
+}
+
+function removeFolder(folder: string): void {
+  try {
+    rmSync(folder, { recursive: true, force: true });
+  } catch {
+    // gone already, or not ours to remove any more
   }
 }
 

@@ -1,3 +1,6 @@
+import { readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import {
   callEsbuild,
@@ -139,6 +142,38 @@ describe("callEsbuild: the bound on the size of an answer", () => {
     expect(given).toMatchObject({ error: expect.any(EsbuildTimeoutError) });
     // At its bound, not when its turn came (after the slow call).
     expect((given as { at: number }).at).toBeLessThan(await slow);
+  }, 60_000);
+});
+
+describe("callEsbuild: esbuild's temporary files", () => {
+  /** Names in the machine's temporary folder that start with `prefix`. */
+  const named = (prefix: string): Set<string> => new Set(readdirSync(tmpdir()).filter((name) => name.startsWith(prefix)));
+  const until = async (check: () => boolean, ms: number): Promise<boolean> => {
+    const end = performance.now() + ms;
+    while (!check() && performance.now() < end) await new Promise((resolve) => setTimeout(resolve, 2));
+    return check();
+  };
+
+  it("go to a folder of the process's own, removed with it when it is stopped mid-call", async () => {
+    // Over 1 MiB: esbuild passes it through a file, and its process writes the output and map beside it.
+    const big = `enum E { ${Array.from({ length: 60_000 }, (_, i) => `member_with_a_rather_long_name_${i} = ${i}`).join(", ")} }\nexport const x = E.member_with_a_rather_long_name_1;`;
+    const loose = named("esbuild-");
+    const folders = named("isochain-esbuild-");
+    stopEsbuildService();
+    const pending = callEsbuild((api) => api.transform(big, { loader: "ts", sourcemap: "external" }));
+    let folder: string | undefined;
+    const filled = await until(() => {
+      folder ??= [...named("isochain-esbuild-")].find((name) => !folders.has(name));
+      return folder !== undefined && readdirSync(join(tmpdir(), folder)).length > 0;
+    }, 20_000);
+    expect(filled).toBe(true);
+    stopEsbuildService(); // mid-call: the call runs again on a new process
+    expect(await until(() => !named("isochain-esbuild-").has(folder as string), 5_000)).toBe(true);
+    expect((await pending).code).toContain("member_with_a_rather_long_name_59999");
+    // Nothing of esbuild's left in the machine's temporary folder: loose, or in a folder of ours
+    // (the new process's went with its last call).
+    expect([...named("esbuild-")].filter((name) => !loose.has(name))).toEqual([]);
+    expect([...named("isochain-esbuild-")].filter((name) => !folders.has(name))).toEqual([]);
   }, 60_000);
 });
 
