@@ -14,7 +14,7 @@ import { describeThrown, type InvocationResult } from "../src/kernel/index.ts";
 import { boundStack, clipText, MAX_ERROR_MESSAGE_CHARS, MAX_ERROR_NAME_CHARS } from "../src/kernel/bound-error-text.ts";
 import { boundLogLine } from "./output-cap.ts";
 import { LIMIT_HINTS } from "./limits.ts";
-import { MAX_UNHANDLED_REJECTIONS, type SandboxError, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest, type SandboxToolCall } from "./sandbox-driver.ts";
+import { MAX_CALLS_PAST_BUDGET, MAX_UNHANDLED_REJECTIONS, type SandboxError, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest, type SandboxToolCall } from "./sandbox-driver.ts";
 
 /** The prelude's bridge function: `(op, a?, b?, c?)`, see `BRIDGE_OP`. */
 export type Bridge = (op: number, a?: string | number, b?: string, c?: string) => unknown;
@@ -88,7 +88,7 @@ export interface PooledRunner {
 }
 
 /** Why the host ended a run early. */
-export type KillReason = "timeout" | "cpu" | "memory" | "cancelled" | "crash";
+export type KillReason = "timeout" | "cpu" | "memory" | "calls" | "cancelled" | "crash";
 
 /** An outcome before its measurements are added. */
 export type Settled = Omit<SandboxRunOutcome, "wallMs" | "cpuMs" | "heapBytes">;
@@ -225,7 +225,8 @@ export function callFromFrame(
   maxArgumentBytes: number,
 ): SandboxToolCall | undefined {
   if (!isCallIndex(callIndex) || typeof tool !== "string" || typeof argsJson !== "string") return undefined;
-  if (typeof refusal === "string") return { callIndex, tool, argsJson: "{}", refusal };
+  // The prelude's refusals are a line; a forged one of any size would be traced whole.
+  if (typeof refusal === "string") return { callIndex, tool, argsJson: "{}", refusal: clipText(refusal, MAX_ERROR_MESSAGE_CHARS) };
   if (argsJson.length > maxArgumentBytes / 3 && Buffer.byteLength(argsJson) > maxArgumentBytes) {
     return { callIndex, tool, argsJson: "{}", refusal: `tools.${tool}: arguments exceed ${maxArgumentBytes} bytes.` };
   }
@@ -595,8 +596,17 @@ export function sandboxFailure(message: string): SandboxRunOutcome {
 }
 
 /** The outcome of a run the host ended for `reason`. */
-export function killOutcome(reason: KillReason, limits: SandboxLimits): Settled {
+export function killOutcome(reason: KillReason, limits: SandboxLimits, maxToolCalls = 0): Settled {
   switch (reason) {
+    case "calls":
+      return {
+        status: "error",
+        error: {
+          phase: "limit",
+          name: "CallLimitError",
+          message: `the script made ${maxToolCalls + MAX_CALLS_PAST_BUDGET} tool calls, ${MAX_CALLS_PAST_BUDGET} past its budget (maxToolCalls ${maxToolCalls}). ${LIMIT_HINTS.calls}`,
+        },
+      };
     case "timeout":
       return {
         status: "timeout",

@@ -97,7 +97,7 @@ import {
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
 import { DEFAULT_SPIN_WAIT_US, isSpinWaitUs, spinWait } from "./spin-wait.ts";
-import { deadlockMessage, isNeverAnswered, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
+import { deadlockMessage, isNeverAnswered, pastCallLimit, type SandboxError, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 export type { IsolateRunnerOptions, IsolateRunRequest, SerializedToolResult } from "./isolate-common.ts";
 
@@ -389,6 +389,10 @@ class ActiveRun {
     // the last one is a forged or repeated frame (a script that hooked the prelude's queue), dropped.
     if (request === undefined || call === undefined || call.callIndex <= this.#lastCallIndex) return;
     this.#lastCallIndex = call.callIndex;
+    if (pastCallLimit(call.callIndex, request.maxToolCalls)) {
+      this.kill("calls");
+      return;
+    }
     this.#pending.add(call.callIndex);
     this.#calls ??= new AbortController();
     dispatchCall(request, call, this.#calls.signal, this.#deliver);
@@ -532,7 +536,7 @@ class ActiveRun {
       isolate.dispose();
     }
     this.#abortPending();
-    this.#settled = killOutcome(reason, this.#limits);
+    this.#settled = killOutcome(reason, this.#limits, this.#request?.maxToolCalls);
     this.#close(this.#owner.lastHeapBytes);
   }
 

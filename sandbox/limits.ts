@@ -35,4 +35,5 @@ export const LIMIT_HINTS = {
   timeout: "Do less in one chain (fewer or faster calls; independent calls together with Promise.all), or split the work across chains.",
   cpu: "A loop that never ends, or computation too heavy for a script? Bound the loop, or leave heavy work to a tool.",
   memory: "The script holds too much data: keep large results as artifact refs, work through data in pieces, and return less.",
+  calls: "Each call past the budget is refused: check budget.remaining before calling, and stop when a call comes back BUDGET_EXCEEDED.",
 } as const;

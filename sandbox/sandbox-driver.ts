@@ -121,6 +121,18 @@ export const DEADLOCK_MESSAGE =
   "script is waiting on a promise that can never settle (no tool call is pending). Await tool calls and promises the script " +
   "settles itself: a script has no timers or events, so a promise nothing in it resolves waits for ever";
 
+/**
+ * Calls a run may make past its budget (`maxToolCalls`) before it is ended (`CallLimitError`).
+ * Each is refused and traced; a script calling in a loop without awaiting (100 000 calls: the
+ * host's thread held 6 s, 1 GB of memory, 100 000 trace records) is stopped here instead.
+ */
+export const MAX_CALLS_PAST_BUDGET = 1_000;
+
+/** True for a call index past what a run with a budget of `maxToolCalls` may make (see {@link MAX_CALLS_PAST_BUDGET}). */
+export function pastCallLimit(callIndex: number, maxToolCalls: number): boolean {
+  return callIndex >= maxToolCalls + MAX_CALLS_PAST_BUDGET;
+}
+
 /** Results marked by {@link neverAnswered}. */
 const unanswered = new WeakSet<object>();
 

@@ -33,7 +33,7 @@ import { encodeUtf8 } from "../src/kernel/encode-utf8.ts";
 import { errorResultJson, toWireResult } from "../src/bridge/wire-result.ts";
 import { ChainRuntimeError, describeThrown, type InvocationResult, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 import { guardReasonIn } from "./child/entry-guard.ts";
-import { forwardClock, killOutcome } from "./isolate-common.ts";
+import { callFromFrame, forwardClock, killOutcome } from "./isolate-common.ts";
 import { LIMIT_HINTS } from "./limits.ts";
 import { boundLogLine } from "./output-cap.ts";
 import { ProcessChannel } from "./process-channel.ts";
@@ -47,7 +47,7 @@ import {
   type ChildMessage,
   type HostMessage,
 } from "./process-protocol.ts";
-import { isNeverAnswered, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
+import { isNeverAnswered, MAX_CALLS_PAST_BUDGET, pastCallLimit, type SandboxRunOutcome, type SandboxRunRequest, wallBudgetMs } from "./sandbox-driver.ts";
 
 /** Options of a {@link SandboxProcess}. */
 export interface SandboxProcessOptions {
@@ -103,6 +103,9 @@ interface ActiveRun {
 }
 
 const STDERR_TAIL_BYTES = 4_096;
+
+/** The longest string V8 makes (2^29 - 24 UTF-16 units, on 64-bit builds). */
+const MAX_STRING_CHARS = 2 ** 29 - 24;
 /** How long a killed child may take to be reaped before its run settles anyway, ms. */
 const REAP_FALLBACK_MS = 1_000;
 /**
@@ -414,8 +417,9 @@ export class SandboxProcess {
         if (run === undefined || run.killReason !== undefined || run.faulted) return;
         run.heard = true;
         run.returnChars += message.text.length;
-        // JSON.stringify ran in the isolate: its text fits in the isolate's heap, one byte or more a unit.
-        if (run.returnChars > run.request.limits.memoryLimitMb * 1024 * 1024) {
+        // JSON.stringify ran in the isolate: its text fits in the isolate's heap, one byte or more a
+        // unit, and in a V8 string (past that, joining the pieces would throw here, in the pipe's handler).
+        if (run.returnChars > Math.min(run.request.limits.memoryLimitMb * 1024 * 1024, MAX_STRING_CHARS)) {
           this.#fault(run, `the child sent a return value longer than its ${run.request.limits.memoryLimitMb} MB isolate could hold`);
           return;
         }
@@ -454,11 +458,19 @@ export class SandboxProcess {
   #onCall(run: ActiveRun, callIndex: number, tool: string, argsJson: string, refusal: string | null): void {
     if (this.#active !== run || run.killReason !== undefined || run.faulted || callIndex <= run.lastCallIndex) return;
     run.lastCallIndex = callIndex;
+    // The child's runner ends a run before this many calls: more is a child not to be trusted.
+    if (pastCallLimit(callIndex, run.request.maxToolCalls)) {
+      this.#fault(run, `it sent call ${callIndex}, past the ${run.request.maxToolCalls + MAX_CALLS_PAST_BUDGET} calls a run may make`);
+      return;
+    }
+    // Checked again here as the in-process runner checks it (the child's word is not taken).
+    const call = callFromFrame(callIndex, tool, argsJson, refusal ?? undefined, run.request.limits.maxArgumentBytes);
+    if (call === undefined) return;
     run.pending.add(callIndex);
     run.calls ??= new AbortController();
     let answer: Promise<InvocationResult>;
     try {
-      answer = run.request.onToolCall({ callIndex, tool, argsJson, ...(refusal === null ? {} : { refusal }) }, run.calls.signal);
+      answer = run.request.onToolCall(call, run.calls.signal);
     } catch (error) {
       answer = Promise.reject(error as Error);
     }

@@ -73,7 +73,7 @@ import {
   type Settled,
 } from "./isolate-common.ts";
 import { getPreludeSource } from "./prelude-bundle.ts";
-import { deadlockMessage, isNeverAnswered, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
+import { deadlockMessage, isNeverAnswered, pastCallLimit, type SandboxError, type SandboxLimits, type SandboxRunOutcome, wallBudgetMs } from "./sandbox-driver.ts";
 
 /**
  * An outside watch over each synchronous entry (the sandbox child's `EntryGuard`): isolated-vm
@@ -414,6 +414,10 @@ class SyncRun {
     // the last one is a forged or repeated frame (a script that hooked the prelude's queue), dropped.
     if (request === undefined || call === undefined || call.callIndex <= this.#lastCallIndex) return;
     this.#lastCallIndex = call.callIndex;
+    if (pastCallLimit(call.callIndex, request.maxToolCalls)) {
+      this.kill("calls");
+      return;
+    }
     this.#pending.add(call.callIndex);
     this.#calls ??= new AbortController();
     dispatchCall(request, call, this.#calls.signal, this.#deliver);
@@ -487,7 +491,7 @@ class SyncRun {
     if (reason === "crash") this.#ownerDisposing = true;
     if (!this.#isolate.isDisposed) this.#isolate.dispose();
     this.#abortPending();
-    this.#settled = killOutcome(reason, this.#limits);
+    this.#settled = killOutcome(reason, this.#limits, this.#request?.maxToolCalls);
     this.#close(0);
   }
 

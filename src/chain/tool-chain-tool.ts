@@ -834,15 +834,21 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     let returnArtifactRef: ArtifactRef | undefined;
     // (An abandoned run stores nothing more: its caller has its answer, and the ref would be dropped.)
     if (outcome?.status === "ok" && outcome.returnJson !== undefined && run.abandoned === undefined) {
-      if (Buffer.byteLength(outcome.returnJson, "utf8") > this.policy.maxInlineResultBytes && this.#blobStore) {
-        try {
-          run.stage = "the blob store (storing the return value)";
-          returnArtifactRef = await this.#blobStore.put(outcome.returnJson, { mimeType: "application/json", name: "return-value" });
-        } catch {
+      try {
+        if (Buffer.byteLength(outcome.returnJson, "utf8") > this.policy.maxInlineResultBytes && this.#blobStore) {
+          try {
+            run.stage = "the blob store (storing the return value)";
+            returnArtifactRef = await this.#blobStore.put(outcome.returnJson, { mimeType: "application/json", name: "return-value" });
+          } catch {
+            returnValue = JSON.parse(outcome.returnJson);
+          }
+        } else {
           returnValue = JSON.parse(outcome.returnJson);
         }
-      } else {
-        returnValue = JSON.parse(outcome.returnJson);
+      } catch {
+        // The prelude sends JSON.stringify's text: anything else comes from a sandbox not to be trusted.
+        status = "error";
+        error = { phase: "limit", name: "SandboxError", message: "the sandbox returned a value that is not JSON text" };
       }
       // The prelude refuses a value this deep, unless a Proxy showed its check another value
       // than JSON.stringify read. Past here the value would be walked recursively (the trace's

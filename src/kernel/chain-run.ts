@@ -36,7 +36,7 @@ export type ChainErrorPhase = "compile" | "runtime" | "limit";
  * `DeadlockError` (a wait nothing can end), `SandboxError` (the sandbox was lost),
  * `CancelledError` (the caller's signal, for a run answered without its sandbox).
  */
-export type ChainLimitErrorName = "TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "DeadlockError" | "SandboxError" | "CancelledError";
+export type ChainLimitErrorName = "TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "CallLimitError" | "DeadlockError" | "SandboxError" | "CancelledError";
 
 /** A chain failure, with positions in the model's own script. */
 export interface ChainError {

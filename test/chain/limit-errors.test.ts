@@ -38,17 +38,27 @@ describe.each(["in-process", "process"] as const)("limit errors (%s driver)", (d
   });
 
   it("names them, and keeps the calls that ran in callTrace, under a flood of refused calls that fills the trace", async () => {
-    // 1 100 calls on a budget of 50: the 1 050 refusals end first, and the trace keeps 1 000 records.
-    const run = await chain.run("await Promise.all(Array.from({ length: 1100 }, (_, i) => (i < 2 ? tools.slow({}) : tools.echo({}))));");
+    // 1 040 calls on a budget of 50 (under the 1 050 a run may make: MAX_CALLS_PAST_BUDGET): the
+    // 990 refusals end first, and the trace keeps 1 000 records.
+    const run = await chain.run("await Promise.all(Array.from({ length: 1040 }, (_, i) => (i < 2 ? tools.slow({}) : tools.echo({}))));");
     expect(run.status).toBe("timeout");
     expect(run.error?.message).toMatch(/\. It was waiting for tools\.slow \(#0\), tools\.slow \(#1\)\. Do less in one chain/);
     expect(run.callTrace).toHaveLength(1000);
-    expect(run.droppedCallRecords).toBe(100);
+    expect(run.droppedCallRecords).toBe(40);
     // Every call that ran (the budget's 50) is there; refusals gave their place.
     expect(run.callTrace.slice(0, 50).map((record) => [record.seq, record.code ?? record.status])).toEqual(
       Array.from({ length: 50 }, (_, seq) => [seq, seq < 2 ? "CANCELLED" : "ok"]),
     );
     expect(run.callTrace.slice(50).every((record) => record.code === "BUDGET_EXCEEDED")).toBe(true);
+  });
+
+  it("ends a script that keeps calling into a spent budget, and says what to change", async () => {
+    const run = await chain.run("for (let i = 0; i < 100000; i++) tools.echo({ i });\nreturn 1;");
+    expect(run.status).toBe("error");
+    expect(run.error?.name).toBe("CallLimitError");
+    expect(run.error?.message).toContain("1050 tool calls, 1000 past its budget (maxToolCalls 50). Each call past the budget is refused");
+    expect(run.callTrace).toHaveLength(1000);
+    expect(run.stats.toolCalls).toBe(50); // the budget's; the rest were refused
   });
 
   it("tells a script that spun past its CPU time what to change", async () => {

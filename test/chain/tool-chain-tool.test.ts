@@ -698,3 +698,24 @@ describe("ToolChainTool", () => {
     await own.close();
   });
 });
+
+describe("ToolChainTool on a sandbox not to be trusted", () => {
+  it("answers a return value that is not JSON text as a SandboxError, its trace whole, rather than rejecting", async () => {
+    const forged: SandboxDriver = {
+      kind: "forged",
+      run: () => Promise.resolve({ status: "ok", returnJson: "{not json", wallMs: 1, cpuMs: 1, heapBytes: 0 }),
+      close: () => Promise.resolve(),
+    };
+    const traceStore = new MemoryTraceStore();
+    const chain = new ToolChainTool({ tools: [echo], driver: forged, traceStore });
+    try {
+      const result = await chain.run("return 1", { chainId: "forged-return" });
+      expect(result.status).toBe("error");
+      expect(result.error).toEqual({ phase: "limit", name: "SandboxError", message: "the sandbox returned a value that is not JSON text" });
+      expect(result.returnValue).toBeUndefined();
+      expect((await traceStore.load("forged-return")).outcome).toMatchObject({ status: "error" });
+    } finally {
+      await chain.close();
+    }
+  });
+});

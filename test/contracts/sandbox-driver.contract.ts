@@ -8,6 +8,7 @@ import type { InvocationResult } from "../../src/kernel/index.ts";
 import { OUTPUT_TRUNCATED_MARKER } from "../../src/bridge/protocol.ts";
 import {
   DEADLOCK_MESSAGE,
+  MAX_CALLS_PAST_BUDGET,
   NEVER_ANSWERED_DEADLOCK_MESSAGE,
   neverAnswered,
   type SandboxDriver,
@@ -292,6 +293,15 @@ export function runSandboxDriverContract(name: string, options: SandboxDriverCon
         const outcome = await run(body, { limits: { totalTimeoutMs: 300 } });
         expect(outcome.status).toBe("timeout");
         expect(outcome.error?.phase).toBe("limit");
+      });
+
+      it("ends a script that keeps calling past its budget at MAX_CALLS_PAST_BUDGET over it (CallLimitError), each call before run once", async () => {
+        const outcome = await run("for (let i = 0; i < 100000; i++) tools.echo({ i });\nawait new Promise(() => {});", { limits: { totalTimeoutMs: 60_000 } });
+        expect(outcome.status).toBe("error");
+        expect(outcome.error).toMatchObject({ phase: "limit", name: "CallLimitError" });
+        expect(outcome.error?.message).toContain(`the script made ${20 + MAX_CALLS_PAST_BUDGET} tool calls, ${MAX_CALLS_PAST_BUDGET} past its budget (maxToolCalls 20).`);
+        expect(outcome.calls).toHaveLength(20 + MAX_CALLS_PAST_BUDGET);
+        expect(new Set(outcome.calls.map((call) => call.callIndex)).size).toBe(20 + MAX_CALLS_PAST_BUDGET);
       });
 
       describe("a call the host never answers (neverAnswered)", () => {

@@ -17,7 +17,7 @@ import {
 import { getPreludeSource } from "../../sandbox/prelude-bundle.ts";
 import { SandboxProcess } from "../../sandbox/sandbox-process.ts";
 import { MAX_SPIN_WAIT_US, spinWait } from "../../sandbox/spin-wait.ts";
-import type { SandboxRunOutcome, SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import { MAX_CALLS_PAST_BUDGET, type SandboxRunOutcome, type SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
 import { chainScript } from "../contracts/sandbox-driver.contract.ts";
 
 const LIMITS = { memoryLimitMb: 64, cpuTimeMs: 2_000, totalTimeoutMs: 5_000, maxOutputBytes: 4_096, maxArgumentBytes: 1_024 };
@@ -197,6 +197,45 @@ describe("a child that numbers its calls out of order", () => {
       sandbox.kill();
       await sandbox.exited;
     }
+  });
+});
+
+describe("a child that sends calls its runner would not", () => {
+  const SCRIPTED = fileURLToPath(new URL("../fixtures/sandbox/scripted-calls-child.ts", import.meta.url));
+  /** Runs the scripted child with `calls` (tool-calls slots); returns the outcome and the calls the host ran. */
+  async function sendCalls(calls: (number | string | null)[]): Promise<{ outcome: SandboxRunOutcome; ran: SandboxToolCall[] }> {
+    const sandbox = new SandboxProcess({ entry: SCRIPTED, memoryLimitMb: 32, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
+    try {
+      await sandbox.ready;
+      const ran: SandboxToolCall[] = [];
+      const outcome = await sandbox.run({
+        ...RUN,
+        script: JSON.stringify(calls),
+        onToolCall: (call) => {
+          ran.push(call);
+          return Promise.resolve({ status: "ok", text: "" });
+        },
+      });
+      return { outcome, ran };
+    } finally {
+      sandbox.kill();
+      await sandbox.exited;
+    }
+  }
+
+  it("is ended at the first call past MAX_CALLS_PAST_BUDGET over the budget, the calls before it run once", async () => {
+    const limit = RUN.maxToolCalls + MAX_CALLS_PAST_BUDGET;
+    const calls = Array.from({ length: limit + 5 }, (_, i) => [i, "echo", "{}", null]).flat();
+    const { outcome, ran } = await sendCalls(calls);
+    expect(ran).toHaveLength(limit);
+    expect(outcome.status).toBe("error");
+    expect(outcome.error?.message).toContain(`it sent call ${limit}, past the ${limit} calls a run may make`);
+  });
+
+  it("has its arguments checked against maxArgumentBytes, and a refusal's text bounded, as the in-process runner does", async () => {
+    const { ran } = await sendCalls([0, "echo", JSON.stringify({ pad: "x".repeat(2_000) }), null, 1, "echo", "{}", "r".repeat(100_000)]);
+    expect(ran[0]).toEqual({ callIndex: 0, tool: "echo", argsJson: "{}", refusal: `tools.echo: arguments exceed ${LIMITS.maxArgumentBytes} bytes.` });
+    expect(ran[1]?.refusal?.length).toBeLessThan(10_000);
   });
 });
 

@@ -42,7 +42,7 @@ describe("public exports", () => {
   });
 
   it("names the limit errors a caller branches on, and still takes any thrown name", () => {
-    expectTypeOf<isochain.ChainLimitErrorName>().toEqualTypeOf<"TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "DeadlockError" | "SandboxError" | "CancelledError">();
+    expectTypeOf<isochain.ChainLimitErrorName>().toEqualTypeOf<"TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "CallLimitError" | "DeadlockError" | "SandboxError" | "CancelledError">();
     expectTypeOf<"TimeoutError">().toExtend<isochain.ChainError["name"]>();
     expectTypeOf<"MyOwnError">().toExtend<isochain.ChainError["name"]>();
     expectTypeOf<NonNullable<isochain.TracedChainRunResult["traceError"]>["code"]>().toEqualTypeOf<isochain.ErrorCode>();
