@@ -104,6 +104,20 @@ interface ActiveRun {
 
 const STDERR_TAIL_BYTES = 4_096;
 
+/**
+ * A child's outcome cut to what its runner could have said: an `ok` run has no error, and its
+ * unanswered calls are calls it made (up to `lastCallIndex`), each once.
+ */
+function asRunnerSaidIt(outcome: SandboxRunOutcome, lastCallIndex: number): SandboxRunOutcome {
+  const { error, unansweredCalls, ...rest } = outcome;
+  const unanswered = unansweredCalls === undefined ? [] : [...new Set(unansweredCalls.filter((index) => index <= lastCallIndex))];
+  return {
+    ...rest,
+    ...(error === undefined || outcome.status === "ok" ? {} : { error }),
+    ...(unanswered.length === 0 ? {} : { unansweredCalls: unanswered }),
+  };
+}
+
 /** The longest string V8 makes (2^29 - 24 UTF-16 units, on 64-bit builds). */
 const MAX_STRING_CHARS = 2 ** 29 - 24;
 /** How long a killed child may take to be reaped before its run settles anyway, ms. */
@@ -432,7 +446,7 @@ export class SandboxProcess {
         if (run === undefined || run.killReason !== undefined || run.faulted) return;
         const parts = run.returnParts;
         run.returnParts = [];
-        const outcome: SandboxRunOutcome = { ...message.outcome, wallMs: performance.now() - run.started };
+        const outcome = asRunnerSaidIt({ ...message.outcome, wallMs: performance.now() - run.started }, run.lastCallIndex);
         if (message.returnParts === undefined) {
           this.#finish(run, outcome);
         } else if (message.returnParts === parts.length) {
@@ -461,6 +475,11 @@ export class SandboxProcess {
     // The child's runner ends a run before this many calls: more is a child not to be trusted.
     if (pastCallLimit(callIndex, run.request.maxToolCalls)) {
       this.#fault(run, `it sent call ${callIndex}, past the ${run.request.maxToolCalls + MAX_CALLS_PAST_BUDGET} calls a run may make`);
+      return;
+    }
+    // The prelude calls only the run's tools: another name is a child not to be trusted.
+    if (!run.request.toolNames.includes(tool)) {
+      this.#fault(run, "it sent a call to a tool the run does not have");
       return;
     }
     // Checked again here as the in-process runner checks it (the child's word is not taken).

@@ -203,14 +203,14 @@ describe("a child that numbers its calls out of order", () => {
 describe("a child that sends calls its runner would not", () => {
   const SCRIPTED = fileURLToPath(new URL("../fixtures/sandbox/scripted-calls-child.ts", import.meta.url));
   /** Runs the scripted child with `calls` (tool-calls slots); returns the outcome and the calls the host ran. */
-  async function sendCalls(calls: (number | string | null)[]): Promise<{ outcome: SandboxRunOutcome; ran: SandboxToolCall[] }> {
+  async function sendCalls(calls: (number | string | null)[], forged?: SandboxRunOutcome): Promise<{ outcome: SandboxRunOutcome; ran: SandboxToolCall[] }> {
     const sandbox = new SandboxProcess({ entry: SCRIPTED, memoryLimitMb: 32, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100 });
     try {
       await sandbox.ready;
       const ran: SandboxToolCall[] = [];
       const outcome = await sandbox.run({
         ...RUN,
-        script: JSON.stringify(calls),
+        script: JSON.stringify({ calls, ...(forged === undefined ? {} : { outcome: forged }) }),
         onToolCall: (call) => {
           ran.push(call);
           return Promise.resolve({ status: "ok", text: "" });
@@ -236,6 +236,20 @@ describe("a child that sends calls its runner would not", () => {
     const { ran } = await sendCalls([0, "echo", JSON.stringify({ pad: "x".repeat(2_000) }), null, 1, "echo", "{}", "r".repeat(100_000)]);
     expect(ran[0]).toEqual({ callIndex: 0, tool: "echo", argsJson: "{}", refusal: `tools.echo: arguments exceed ${LIMITS.maxArgumentBytes} bytes.` });
     expect(ran[1]?.refusal?.length).toBeLessThan(10_000);
+  });
+
+  it("is ended at a call to a tool the run does not have, which the prelude never sends", async () => {
+    const { outcome, ran } = await sendCalls([0, "echo", "{}", null, 1, "x".repeat(1_000_000), "{}", null]);
+    expect(ran.map((call) => call.tool)).toEqual(["echo"]);
+    expect(outcome.error?.message).toContain("it sent a call to a tool the run does not have");
+  });
+
+  it("has a forged outcome cut to what a runner could have said: no error on ok, only calls it made as unanswered", async () => {
+    const forged = { status: "ok" as const, error: { phase: "runtime" as const, name: "E", message: "m" }, unansweredCalls: [0, 0, 7, 1e6], wallMs: 0, cpuMs: 1e308, heapBytes: 0 };
+    const { outcome } = await sendCalls([0, "echo", "{}", null], forged);
+    expect(outcome.status).toBe("ok");
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.unansweredCalls).toEqual([0]);
   });
 });
 
