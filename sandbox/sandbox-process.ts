@@ -63,7 +63,7 @@ export interface SandboxProcessOptions {
   readonly killGraceMs: number;
   /** Budget of the spin after each message to the child, and of the child's after each batch of calls, µs (see spin-wait.ts). @defaultValue 0 */
   readonly spinWaitUs?: number;
-  /** How long the child may take to become ready before it is killed as a failed start, ms. @defaultValue 30000 */
+  /** How long the child may take to become ready before it is killed as a failed start, and to report its next context prepared after a run before it is killed and replaced, ms. @defaultValue 30000 */
   readonly startTimeoutMs?: number;
   /** Called once when the process is gone (died, killed or retired); `startError` when it never became ready. */
   readonly onExit?: (process: SandboxProcess, startError: Error | undefined) => void;
@@ -144,6 +144,10 @@ export class SandboxProcess {
   readonly #child: ChildProcess;
   readonly #channel: ProcessChannel<ChildMessage, HostMessage>;
   readonly #options: SandboxProcessOptions;
+  /** How long a start, or preparing the next context after a run, may take (see {@link SandboxProcessOptions.startTimeoutMs}). */
+  get #startTimeoutMs(): number {
+    return this.#options.startTimeoutMs ?? START_TIMEOUT_MS;
+  }
   /** Budget of the spin after each message to the child, µs (`options.spinWaitUs`, default 0). */
   readonly #spinWaitUs: number;
   readonly #readiness = Promise.withResolvers<void>();
@@ -157,6 +161,8 @@ export class SandboxProcess {
   #exitReported = false;
   #prepared = false;
   #preparedWaiters: (() => void)[] = [];
+  /** Ends a child that does not report its next context prepared in time after a run (see #finish). */
+  #prepareTimer: ReturnType<typeof setTimeout> | undefined;
   /** Set by {@link kill}: nothing may unref the process while its exit is awaited. */
   #killed = false;
   /** Why a start was ended by the host (it took past `startTimeoutMs`). */
@@ -208,7 +214,7 @@ export class SandboxProcess {
       },
     });
     if (!spawned) return;
-    const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
+    const startTimeoutMs = this.#startTimeoutMs;
     const startTimer = setTimeout(() => {
       if (this.#state !== "starting") return;
       this.#startTimedOut = `it did not become ready within ${startTimeoutMs} ms and was killed`;
@@ -460,6 +466,7 @@ export class SandboxProcess {
         // stale: a new run already took the context, or the process is being killed (its owner
         // awaits `exited`, which the loop must stay alive to see)
         if (this.#state === "busy" || this.#state === "exited" || this.#killed) return;
+        clearTimeout(this.#prepareTimer);
         this.#setPrepared(true);
         this.#hold(false); // idle and prepared: nothing left that the host could wait for
         if (this.#state !== "starting") return;
@@ -582,6 +589,16 @@ export class SandboxProcess {
     if (this.#state === "busy") {
       if (run.killReason === undefined) {
         this.#state = "idle"; // still held until the child reports its next context prepared
+        // Preparing takes ~1 ms, a fresh isolate as long as a start: a child that says nothing for
+        // as long as a start may take is broken (or not to be trusted), and is replaced.
+        clearTimeout(this.#prepareTimer);
+        this.#prepareTimer = setTimeout(() => {
+          if (this.#prepared || this.#state !== "idle") return;
+          this.#killedByHost = true;
+          this.#channelFault ??= `it did not report its next context prepared within ${this.#startTimeoutMs} ms after a run`;
+          this.#child.kill("SIGKILL");
+        }, this.#startTimeoutMs);
+        this.#prepareTimer.unref();
       } else {
         this.#state = "exited"; // killed: gone, or about to be
       }

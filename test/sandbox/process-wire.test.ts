@@ -244,6 +244,23 @@ describe("a child that sends calls its runner would not", () => {
     expect(outcome.error?.message).toContain("it sent a call to a tool the run does not have");
   });
 
+  it("is killed when it does not report its next context prepared within startTimeoutMs after a run", async () => {
+    // Long enough for the stand-in's own start (TypeScript loaded from source) on a loaded machine.
+    const sandbox = new SandboxProcess({ entry: SCRIPTED, memoryLimitMb: 32, maxRunsPerIsolate: 10, preludeSource: "", killGraceMs: 100, startTimeoutMs: 3_000 });
+    try {
+      await sandbox.ready;
+      const outcome = await sandbox.run({ ...RUN, script: JSON.stringify({ calls: [], silent: true }), onToolCall: () => Promise.reject(new Error("no calls here")) });
+      expect(outcome.status).toBe("ok");
+      expect(sandbox.state).toBe("idle");
+      await sandbox.exited; // killed: the driver's pool replaces such a child
+      expect(sandbox.state).toBe("exited");
+      expect(sandbox.killedFromOutside).toBe(false);
+    } finally {
+      sandbox.kill();
+      await sandbox.exited;
+    }
+  });
+
   it("has a forged outcome cut to what a runner could have said: no error on ok, only calls it made as unanswered", async () => {
     const forged = { status: "ok" as const, error: { phase: "runtime" as const, name: "E", message: "m" }, unansweredCalls: [0, 0, 7, 1e6], wallMs: 0, cpuMs: 1e308, heapBytes: 0 };
     const { outcome } = await sendCalls([0, "echo", "{}", null], forged);
