@@ -28,6 +28,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomInt, randomUUID } from "node:crypto";
 import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
 import { neverAnswered, type SandboxDriver, type SandboxError, type SandboxLimits, type SandboxLogLevel, type SandboxRunOutcome, type SandboxRunRequest, type SandboxToolCall } from "../../sandbox/sandbox-driver.ts";
+import { MAX_CLOCK_READINGS } from "../bridge/protocol.ts";
 import { compileScriptAsync, isDeferredCompile, type CompileFailure, type CompileResult } from "../compile/compile-script.ts";
 import { DEFAULT_SCRIPT_NAME } from "../compile/compiled-script-contract.ts";
 import { mapRuntimeError } from "../compile/map-runtime-error.ts";
@@ -574,8 +575,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     };
     // Logged as they come, ahead of the calls that follow them (the store keeps append order), so
     // a resume reads back the times the script read before a call it makes again.
+    const keptReadings = keepClockRuns();
     const onClock = (readings: readonly number[]): void => {
-      void run.recorder?.recordClock(readings);
+      const kept = keptReadings(readings);
+      if (kept.length > 0) void run.recorder?.recordClock(kept);
     };
     // Only a replay (its router can halt) or the suspend mode can stop a run from inside; close()
     // stops a run on a driver this tool does not own (it cannot close it) the same way.
@@ -1244,3 +1247,25 @@ function safeProgress(listener: ProgressListener, step: Parameters<ProgressListe
 
 /** `T` with its fields writable: a request built in steps. */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * What a run's trace keeps of the clock readings its sandbox sends: at most
+ * {@link MAX_CLOCK_READINGS} runs of equal readings in all, as the prelude records (a run that goes
+ * on from the last one is the same run). A sandbox that sends more (an escaped child, frame after
+ * full frame) would make the trace one that no longer loads, so the rest is dropped.
+ */
+function keepClockRuns(): (readings: readonly number[]) => readonly number[] {
+  let runs = 0;
+  let last = -1;
+  return (readings) => {
+    let end = 0;
+    for (; end < readings.length; end += 2) {
+      const elapsed = readings[end] as number;
+      if (elapsed === last) continue;
+      if (runs >= MAX_CLOCK_READINGS) break;
+      runs++;
+      last = elapsed;
+    }
+    return end === readings.length ? readings : readings.slice(0, end);
+  };
+}

@@ -700,6 +700,29 @@ describe("ToolChainTool", () => {
 });
 
 describe("ToolChainTool on a sandbox not to be trusted", () => {
+  it("keeps at most as many clock runs in the trace as the prelude records, so the trace still loads", async () => {
+    // Two full frames of distinct readings (the prelude sends at most 10 000 runs in all).
+    const frame = (from: number): number[] => Array.from({ length: 10_000 }, (_, i) => [from + i, 1]).flat();
+    const flooding: SandboxDriver = {
+      kind: "flooding",
+      run: (request) => {
+        request.onClock?.(frame(0));
+        request.onClock?.(frame(10_000));
+        return Promise.resolve({ status: "ok", returnJson: "1", wallMs: 1, cpuMs: 1, heapBytes: 0 });
+      },
+      close: () => Promise.resolve(),
+    };
+    const traceStore = new MemoryTraceStore();
+    const chain = new ToolChainTool({ tools: [echo], driver: flooding, traceStore });
+    try {
+      expect((await chain.run("return 1", { chainId: "clock-flood" })).status).toBe("ok");
+      const trace = await traceStore.load("clock-flood");
+      expect(trace.clockReadings).toEqual(frame(0));
+    } finally {
+      await chain.close();
+    }
+  });
+
   it("answers a return value that is not JSON text as a SandboxError, its trace whole, rather than rejecting", async () => {
     const forged: SandboxDriver = {
       kind: "forged",
