@@ -30,23 +30,13 @@ export function createSandboxDriver(choice: DriverChoice, settings: DriverSettin
 }
 
 /**
- * True for isochain's own drivers: each bounds a run by `totalTimeoutMs` in its queue and again
- * once it runs (a watchdog, a kill timer), so a chain need not stand a backstop of its own while
- * one runs. A driver from elsewhere is not known to.
+ * True for isochain's own drivers, which a chain can count on for two things a driver from
+ * elsewhere is not known to do:
+ * - each bounds a run by `totalTimeoutMs` in its queue and again once it runs (a watchdog, a kill
+ *   timer), so a chain need not stand a backstop of its own while one runs;
+ * - each delivers nothing for a result marked `neverAnswered`; another may copy results (a remote
+ *   sandbox, a wrapper), losing the mark, so such a call is held until the run ends instead.
  */
-export function boundsItself(driver: SandboxDriver): boolean {
-  return isOwnDriver(driver);
-}
-
-/**
- * True for a driver known to deliver nothing for a result marked `neverAnswered` (isochain's
- * own). A driver from elsewhere may copy results (a remote sandbox, a wrapper), losing the mark:
- * such a call is held until the run ends instead, so its result never reaches the script.
- */
-export function honoursNeverAnswered(driver: SandboxDriver): boolean {
-  return isOwnDriver(driver);
-}
-
-function isOwnDriver(driver: SandboxDriver): boolean {
+export function isOwnDriver(driver: SandboxDriver): boolean {
   return driver instanceof InProcessSandboxDriver || driver instanceof ProcessSandboxDriver;
 }

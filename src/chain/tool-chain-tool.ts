@@ -78,7 +78,7 @@ import { TraceRecorder } from "../trace/trace-recorder.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { RunPlan } from "./call-router.ts";
 import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
-import { boundsItself, createSandboxDriver, type DriverChoice, honoursNeverAnswered } from "./create-driver.ts";
+import { createSandboxDriver, type DriverChoice, isOwnDriver } from "./create-driver.ts";
 import { runWarnings, withWaitedCalls } from "./run-warnings.ts";
 import { summarizeRun } from "./summarize-run.ts";
 import type { ChainTraceError, TracedChainRunResult } from "./traced-chain-run-result.ts";
@@ -201,10 +201,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
   readonly #runs: ChainRunContext[] = [];
   readonly #driver: SandboxDriver;
   readonly #ownsDriver: boolean;
-  /** The driver is one of isochain's, which bound their queue and their runs themselves (see RunDeadline). */
-  readonly #driverBoundsItself: boolean;
-  /** The driver drops a call answered `neverAnswered` (else such a call is held until the run ends). */
-  readonly #driverHonoursNeverAnswered: boolean;
+  /**
+   * The driver is one of isochain's (see isOwnDriver): it bounds its queue and its runs itself
+   * (see RunDeadline), and drops a call answered `neverAnswered`.
+   */
+  readonly #ownDriver: boolean;
   #declarations: string | undefined;
   #toolNames: readonly string[] | undefined;
   /** The sandbox limits of every run, from the (frozen) policy. */
@@ -257,8 +258,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     const driver = options.driver ?? "process";
     this.#ownsDriver = typeof driver === "string";
     this.#driver = createSandboxDriver(driver, { poolSize: options.poolSize ?? 2, memoryLimitMb: this.policy.memoryLimitMb });
-    this.#driverBoundsItself = boundsItself(this.#driver);
-    this.#driverHonoursNeverAnswered = honoursNeverAnswered(this.#driver);
+    this.#ownDriver = isOwnDriver(this.#driver);
     brandChainTool(this);
   }
 
@@ -520,7 +520,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       if (route?.kind === "answer") {
         if (route.halt) run.halt();
         if (route.unanswered) {
-          return this.#driverHonoursNeverAnswered ? Promise.resolve(neverAnswered(route.result)) : whenAborted(signal, route.result);
+          return this.#ownDriver ? Promise.resolve(neverAnswered(route.result)) : whenAborted(signal, route.result);
         }
         if (!route.record) return Promise.resolve(route.result);
         const answer = route.result;
@@ -575,11 +575,7 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     };
     // Logged as they come, ahead of the calls that follow them (the store keeps append order), so
     // a resume reads back the times the script read before a call it makes again.
-    const keptReadings = keepClockRuns();
-    const onClock = (readings: readonly number[]): void => {
-      const kept = keptReadings(readings);
-      if (kept.length > 0) void run.recorder?.recordClock(kept);
-    };
+    const onClock = run.recorder === undefined ? undefined : clockRecorder(run.recorder);
     // Only a replay (its router can halt) or the suspend mode can stop a run from inside; close()
     // stops a run on a driver this tool does not own (it cannot close it) the same way.
     const stop = router !== undefined || this.#approvalMode === "suspend" || !this.#ownsDriver ? run.stop.signal : undefined;
@@ -603,11 +599,11 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
         if (run.plan?.clockReplay !== undefined) request.clockReplay = run.plan.clockReplay;
         if (run.plan?.clockLiveAt !== undefined) request.clockLiveAt = run.plan.clockLiveAt;
         if (signal !== undefined) request.signal = signal;
-        if (run.recorder !== undefined) request.onClock = onClock;
+        if (onClock !== undefined) request.onClock = onClock;
         // The driver bounds the sandbox (its queue, the watchdog, the kill timer): the run's own
         // deadline waits, and gives the host work after it a grace of its own.
         run.stage = "the sandbox";
-        run.deadline?.pause(this.#driverBoundsItself);
+        run.deadline?.pause(this.#ownDriver);
         try {
           return await this.#driver.run(request);
         } finally {
@@ -1249,12 +1245,12 @@ function safeProgress(listener: ProgressListener, step: Parameters<ProgressListe
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
- * What a run's trace keeps of the clock readings its sandbox sends: at most
+ * A run's `onClock`, logging the readings its sandbox sends to its trace: at most
  * {@link MAX_CLOCK_READINGS} runs of equal readings in all, as the prelude records (a run that goes
  * on from the last one is the same run). A sandbox that sends more (an escaped child, frame after
  * full frame) would make the trace one that no longer loads, so the rest is dropped.
  */
-function keepClockRuns(): (readings: readonly number[]) => readonly number[] {
+function clockRecorder(recorder: TraceRecorder): (readings: readonly number[]) => void {
   let runs = 0;
   let last = -1;
   return (readings) => {
@@ -1266,6 +1262,6 @@ function keepClockRuns(): (readings: readonly number[]) => readonly number[] {
       runs++;
       last = elapsed;
     }
-    return end === readings.length ? readings : readings.slice(0, end);
+    if (end > 0) void recorder.recordClock(end === readings.length ? readings : readings.slice(0, end));
   };
 }

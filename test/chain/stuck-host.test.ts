@@ -269,7 +269,7 @@ describe.concurrent("an abandoned run starts nothing more", () => {
   }, 30_000);
 
   it("stands no backstop of its own over isochain's drivers, which bound their runs themselves", async () => {
-    const { boundsItself } = await import("../../src/chain/create-driver.ts");
+    const { isOwnDriver: boundsItself } = await import("../../src/chain/create-driver.ts");
     const { InProcessSandboxDriver } = await import("../../src/index.ts");
     const inProcess = new InProcessSandboxDriver({ poolSize: 0 });
     const children = new ProcessSandboxDriver({ processes: 0 });
