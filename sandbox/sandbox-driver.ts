@@ -49,6 +49,7 @@ export type SandboxLogLevel = "log" | "info" | "warn" | "error" | "debug";
 
 /** Everything a driver needs to run one script. */
 export interface SandboxRunRequest {
+  /** The chain this run belongs to (`ProcessSandboxDriver.pidOf` finds its child by it). */
   readonly chainId: string;
   /** Compiled JavaScript from the compile step (see `src/compile`). */
   readonly script: string;
@@ -58,6 +59,7 @@ export interface SandboxRunRequest {
   readonly toolNames: readonly string[];
   /** Shown to the script as `budget.total`; `budget.remaining` counts down per call. */
   readonly maxToolCalls: number;
+  /** Memory, CPU, time and size bounds of the run (see {@link SandboxLimits}). */
   readonly limits: SandboxLimits;
   /** Seed of the script's `Math.random`. */
   readonly seed: number;
@@ -173,9 +175,11 @@ export interface SandboxError {
  * own rules apply (`-0` becomes `0`, `NaN` becomes `null`, `undefined` members are dropped).
  */
 export interface SandboxRunOutcome {
+  /** `ok` (returned), `error` (threw, or a limit other than time), `timeout` (wall or CPU time), `cancelled` (the request's signal). */
   readonly status: "ok" | "error" | "timeout" | "cancelled";
   /** JSON text of the script's return value; absent when it returned `undefined`. */
   readonly returnJson?: string;
+  /** Why the run did not end `ok`, positions still in the compiled script. */
   readonly error?: SandboxError;
   /**
    * Call indexes of the calls the script made and had not seen answered when it returned (it did
@@ -192,8 +196,11 @@ export interface SandboxRunOutcome {
    * still listed, as every JavaScript runtime reports it.
    */
   readonly unhandledRejections?: readonly SandboxError[];
+  /** Wall time of the run in its sandbox, ms. */
   readonly wallMs: number;
+  /** CPU time the isolate used for the run, ms (as a sandbox child reports it, for the process driver). */
   readonly cpuMs: number;
+  /** The isolate's used heap at the run's end, bytes. */
   readonly heapBytes: number;
 }
 
@@ -204,6 +211,11 @@ export const MAX_UNHANDLED_REJECTIONS = 5;
 export interface SandboxDriver {
   /** `"in-process"` or `"process"`. */
   readonly kind: string;
+  /**
+   * Runs one compiled script, calling `request.onToolCall` for each of its tool calls. Resolves
+   * with how the run ended, whatever the script did: a driver rejects only when it cannot run
+   * at all (closed, its sandbox would not start).
+   */
   run(request: SandboxRunRequest): Promise<SandboxRunOutcome>;
   /** Brings the pool to its warm size; optional, `run` works cold. */
   warm?(): Promise<void>;

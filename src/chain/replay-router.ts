@@ -48,7 +48,9 @@ export type InDoubtResolution = InDoubtDecision | "in-doubt";
 
 /** An in-doubt call a resume met, and what it did with it. */
 export interface InDoubtCall {
+  /** The call's id in the recorded chain (`c3`). */
   readonly callId: string;
+  /** The tool the call was for. */
   readonly tool: string;
   /** The tool's risk as the trace (or, failing that, the toolbox) knows it; unknown counts as critical. */
   readonly risk: ToolRisk;

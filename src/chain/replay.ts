@@ -113,6 +113,7 @@ export interface ReplayOptions {
 
 /** What {@link replay} found. */
 export interface ReplayReport {
+  /** The mode the replay ran in (`ReplayOptions.mode`). */
   readonly mode: "strict" | "resume";
   /** True when no divergence was found (strict: same calls and outcome; resume: recorded calls matched). */
   readonly identical: boolean;

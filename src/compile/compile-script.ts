@@ -84,6 +84,7 @@ export interface CompileError extends ChainError {
 
 /** A script that compiled. */
 export interface CompileSuccess {
+  /** The script compiled. */
   readonly ok: true;
   /** The code for the sandbox; see `compiled-script-contract.ts`. */
   readonly code: string;
@@ -91,12 +92,15 @@ export interface CompileSuccess {
   readonly hash: string;
   /** Maps runtime positions in `code` back to the source. */
   readonly map: SourcePositionMapper;
+  /** Which compiler produced `code` (see {@link CompileEngine}). */
   readonly engine: CompileEngine;
 }
 
 /** A script that did not compile. */
 export interface CompileFailure {
+  /** The script did not compile: see `error`. */
   readonly ok: false;
+  /** The first error, at its line and column in the source, with a code frame. */
   readonly error: CompileError;
   /** sha256 (hex) of the source text. */
   readonly hash: string;

@@ -128,6 +128,7 @@ export interface InvokeContext {
 export interface InvokeOptions {
   /** The chain's session, from {@link ToolInvoker.openSession}. */
   readonly session: InvokerSession;
+  /** The call's signal and id (see {@link InvokeContext}). */
   readonly ctx?: InvokeContext;
   /** Receives `tool_call` and `tool_result` steps; errors it throws are swallowed. */
   readonly onProgress?: ProgressListener;

@@ -10,9 +10,13 @@ export interface BlobMeta {
 
 /** What a blob store knows of one blob. */
 export interface BlobStat {
+  /** The blob's content address, `sha256:<hex>`. */
   readonly ref: ArtifactRef;
+  /** Its size, bytes. */
   readonly bytes: number;
+  /** Its MIME type, as given at `put` (`application/octet-stream` when none was). */
   readonly mimeType: string;
+  /** The human name given at `put`, when one was. */
   readonly name?: string;
   /**
    * Epoch milliseconds of the latest put: a put of bytes already stored moves it up to its own
@@ -33,7 +37,9 @@ export interface BlobGcOptions {
 
 /** What a `gc` pass removed. */
 export interface BlobGcResult {
+  /** Blobs removed. */
   readonly removed: number;
+  /** Bytes those blobs held. */
   readonly freedBytes: number;
 }
 

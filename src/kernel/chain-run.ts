@@ -11,12 +11,15 @@ export interface ChainCallRecord {
   readonly seq: number;
   /** Stable call id; inside a chain assigned in program order. */
   readonly callId: string;
+  /** The tool's name as the script called it (also for a name no tool has: `UNKNOWN_TOOL`). */
   readonly tool: string;
   /** sha256 (hex) of the canonical JSON of the arguments. */
   readonly argsDigest: string;
+  /** How the call ended: the result's `status`, or `timeout` when the tool ran past `callTimeoutMs`. */
   readonly status: CallRecordStatus;
   /** Epoch milliseconds. */
   readonly startedAt: number;
+  /** From the host receiving the call to its result, ms (gates, approval wait and tool included; 0 for one answered from a trace). */
   readonly durationMs: number;
   /** Why the call failed, in words. */
   readonly error?: string;
@@ -33,19 +36,22 @@ export type ChainErrorPhase = "compile" | "runtime" | "limit";
 /**
  * The `name` of a `limit` error, which says what ended the chain: `TimeoutError`
  * (`totalTimeoutMs`), `CpuLimitError` (`cpuTimeMs`), `MemoryLimitError` (`memoryLimitMb`),
- * `DeadlockError` (a wait nothing can end), `SandboxError` (the sandbox was lost),
+ * `CallLimitError` (a script that kept calling past its budget), `DeadlockError` (a wait nothing
+ * can end), `SandboxError` (the sandbox was lost),
  * `CancelledError` (the caller's signal, for a run answered without its sandbox).
  */
 export type ChainLimitErrorName = "TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "CallLimitError" | "DeadlockError" | "SandboxError" | "CancelledError";
 
 /** A chain failure, with positions in the model's own script. */
 export interface ChainError {
+  /** `compile` (the script never ran), `runtime` (it threw) or `limit` (a limit or the sandbox ended it). */
   readonly phase: ChainErrorPhase;
   /**
    * For phase `limit`, one of {@link ChainLimitErrorName}; for `compile`, `SyntaxError` or
    * `CompileError`; for `runtime`, the name of what the script threw (`TypeError`, a class of its own).
    */
   readonly name: ChainLimitErrorName | "CompileError" | "SyntaxError" | (string & {});
+  /** What went wrong and, for the usual mistakes, what to write instead; meant for the model. */
   readonly message: string;
   /**
    * Line in the original script, 1-based. Every line terminator JavaScript knows ends a line
@@ -66,8 +72,11 @@ export interface ChainError {
 
 /** Resource use of one chain. */
 export interface ChainRunStats {
+  /** Wall time of the sandbox run, ms (the whole chain's is `ChainRunResult.durationMs`). */
   readonly wallMs: number;
+  /** CPU time the script's isolate used, ms; 0 for a run that never reached its sandbox. */
   readonly cpuMs: number;
+  /** The isolate's used heap at the run's end, bytes (a pooled isolate's, shared with its earlier runs). */
   readonly heapBytes: number;
   /**
    * Calls the budget let through (`maxToolCalls` at most), failed ones included; calls refused
@@ -78,7 +87,13 @@ export interface ChainRunStats {
 
 /** The outcome of one chain. Never thrown: every script fault is a value here. */
 export interface ChainRunResult {
+  /** The run's id: `ChainRunOptions.chainId`, or one made for it; names its trace. */
   readonly chainId: string;
+  /**
+   * `ok` (the script returned), `error` (it did not compile, threw, or hit a limit other than
+   * time), `timeout` (`totalTimeoutMs` or `cpuTimeMs`), `cancelled` (the caller's signal) or
+   * `suspended` (a call waits for a human: see `pendingApproval`).
+   */
   readonly status: ChainRunStatus;
   /** The script's return value (JSON-compatible), when it returned. */
   readonly returnValue?: unknown;
@@ -86,6 +101,7 @@ export interface ChainRunResult {
   readonly returnArtifactRef?: string;
   /** Console output, bounded by `maxOutputBytes`. */
   readonly outputText: string;
+  /** Why the run did not end `ok`; absent on `ok` and `suspended`. */
   readonly error?: ChainError;
   /**
    * Every call the host received, in order; whole whatever the outcome, up to the 1 000 records
@@ -98,7 +114,9 @@ export interface ChainRunResult {
    * to one of a call that ran. The trace store, when there is one, keeps every call.
    */
   readonly droppedCallRecords?: number;
+  /** The whole run, ms: compiling, the sandbox and the host's work after it. */
   readonly durationMs: number;
+  /** What the run used (see {@link ChainRunStats}). */
   readonly stats: ChainRunStats;
   /** The seed of the script's `Math.random`, for replay. */
   readonly seed?: number;

@@ -4,6 +4,7 @@ import type { ArtifactRef } from "./artifact-ref.ts";
 export interface ToolCall {
   /** The caller's id for the call (the provider's tool-call id); generated when absent. */
   readonly id?: string;
+  /** The tool to run, looked up in the invoker's toolbox. */
   readonly name: string;
   /** An object, or a JSON string of one (as some providers send them). */
   readonly arguments: unknown;
@@ -74,6 +75,7 @@ export function isInvocationErrorCode(value: unknown): value is InvocationErrorC
 
 /** A call that ran and succeeded. */
 export interface InvocationSuccess {
+  /** The call ran and its tool did not report a failure. */
   readonly status: "ok";
   /** The result as text: inline when small, a preview when offloaded. */
   readonly text: string;
@@ -89,8 +91,11 @@ export interface InvocationSuccess {
 
 /** A call that failed or was refused. `text` says what happened and how to fix it. */
 export interface InvocationFailure {
+  /** `denied` when the call needed approval and did not get it (denied, skipped, timed out, no handler); `error` otherwise. */
   readonly status: "error" | "denied";
+  /** What happened and how to fix it, in words a model can act on. */
   readonly text: string;
+  /** Why, as a stable code to branch on (see {@link InvocationErrorCode}). */
   readonly code: InvocationErrorCode;
   /** The tool's `structuredContent` when it reported its own failure. */
   readonly structured?: Readonly<Record<string, unknown>>;

@@ -7,6 +7,7 @@ import type { ToolRisk } from "./tool-risk.ts";
  * the invoker normalises it (JSON text + `structuredContent`).
  */
 export interface ToolExecutionResult {
+  /** The result as content blocks (text, image, audio, resource), as MCP tools return it. */
   readonly content: readonly ContentBlock[];
   /** True when the tool reports a failure of its own. */
   readonly isError?: boolean;
@@ -31,7 +32,9 @@ export interface ToolContext {
 
 /** A tool that runs on this host: the model supplies arguments, isochain runs `execute`. */
 export interface Tool<Args = Record<string, unknown>, Result = unknown> {
+  /** The name scripts call it by (`tools.<name>`): {@link TOOL_NAME_PATTERN}, unique in a toolbox. */
   readonly name: string;
+  /** What the tool does, for the model: printed above its declaration and in provider schemas. */
   readonly description: string;
   /**
    * JSON Schema of the arguments; validated with ajv before `execute` runs, on own properties.
@@ -44,12 +47,23 @@ export interface Tool<Args = Record<string, unknown>, Result = unknown> {
   readonly inputSchema: ObjectJsonSchema;
   /** JSON Schema of `structuredContent`; types `structured` in the chain declarations. */
   readonly outputSchema?: JsonSchema;
-  /** @defaultValue `"safe"` */
+  /**
+   * How much harm a call can do; a call above the policy's `maxRiskUnapproved` waits for the
+   * approval handler before it runs.
+   * @defaultValue `"safe"`
+   */
   readonly risk?: ToolRisk;
   /** Left out of the first schema list; sent when the model asks for it. */
   readonly deferLoading?: boolean;
   /** The tool hands the turn over (deep research, a handoff): it must be called alone. */
   readonly takesControl?: boolean;
+  /**
+   * Runs the call with arguments that passed `inputSchema` (a copy of the script's own). Returns
+   * a {@link ToolExecutionResult}, or a string (the text) or other JSON value (its JSON text and
+   * `structured`; see `normalizeToolResult`, which refuses `undefined` and what JSON would lose);
+   * a throw or rejection becomes a `TOOL_ERROR` result. Stop when `ctx.signal` fires: the call
+   * timed out or its chain ended.
+   */
   execute(args: Args, ctx: ToolContext): Promise<ToolExecutionResult | Result> | ToolExecutionResult | Result;
 }
 
@@ -58,8 +72,11 @@ export type ProviderSpecs = Readonly<Record<string, Readonly<Record<string, unkn
 
 /** A tool the model provider runs itself (e.g. a hosted web search). Never runs locally. */
 export interface HostedTool {
+  /** The tool's name, as the model calls it. */
   readonly name: string;
+  /** What the tool does, for the model. */
   readonly description: string;
+  /** The tool as each provider spells it, sent as is when tools are encoded for that provider. */
   readonly providerSpecs: ProviderSpecs;
 }
 
@@ -75,6 +92,7 @@ export interface ProviderToolCall {
 export interface ProviderDefinedTool extends HostedTool {
   /** The provider call types this tool answers (e.g. `["shell_call"]`). */
   readonly callTypes: readonly string[];
+  /** Runs one call of this tool (through `ToolManager`; chains cannot call it). */
   handleCall(call: ProviderToolCall, ctx: ToolContext): Promise<ToolExecutionResult>;
 }
 

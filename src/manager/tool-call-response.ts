@@ -19,9 +19,14 @@ export interface ToolCallResponse {
    * earlier call's id (that call is refused, not run). Unique among a round's responses.
    */
   readonly id: string;
+  /** The tool's name as the model called it. */
   readonly name: string;
+  /** The invocation's status; `"skipped"` for a hosted tool (the provider runs it). */
   readonly status: InvocationStatus | "skipped";
+  /** The text to send back to the model (for a failure, the explanation). */
   readonly content: string;
+  /** The full result, when the call went through the invoker, a provider-defined handler or a chain tool. */
   readonly result?: InvocationResult;
+  /** Set for every failure (`status` `"error"` or `"denied"`), the same text as `content`. */
   readonly error?: string;
 }

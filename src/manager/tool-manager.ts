@@ -101,12 +101,15 @@ export const DEFAULT_MAX_CALLS_PER_ROUND = 10;
 
 /** What the manager needs of a registry (`Toolbox` satisfies it). */
 export interface ToolManagerToolbox {
+  /** The tool of that name, if any. */
   get(name: string): AnyTool | undefined;
+  /** Every tool the toolbox holds. */
   all(): Iterable<AnyTool>;
 }
 
 /** What a {@link ToolManager} is built from. */
 export interface ToolManagerOptions {
+  /** Every tool a turn may call, local, hosted and provider-defined (a `Toolbox`). */
   readonly toolbox: ToolManagerToolbox;
   /** Runs local tools (budget, approval, timeouts, shaping). */
   readonly invoker: ToolInvoker;

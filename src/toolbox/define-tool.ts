@@ -24,7 +24,7 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
   readonly inputSchema: S;
   /** JSON Schema of the result's structured content; types `execute`'s return value. */
   readonly outputSchema?: O;
-  /** @defaultValue `"safe"` */
+  /** How much harm a call can do; above the policy's `maxRiskUnapproved` a call needs approval. @defaultValue `"safe"` */
   readonly risk?: ToolRisk;
   /** Left out of the first schema list. @defaultValue false */
   readonly deferLoading?: boolean;

@@ -82,6 +82,7 @@ export interface TraceCallEntry {
   readonly callId: string;
   /** 0-based order in which the host received the call. */
   readonly seq: number;
+  /** The tool's name as the script called it. */
   readonly tool: string;
   /** The arguments as the host received them; `undefined` when the call was refused before they were seen. */
   readonly args: unknown;
@@ -89,6 +90,7 @@ export interface TraceCallEntry {
   readonly argsDigest: string;
   /** The tool's risk; absent when the tool is not in the toolbox fingerprint (an unknown tool). */
   readonly risk?: ToolRisk;
+  /** Whether the call's result was logged (see {@link TraceCallState}). */
   readonly state: TraceCallState;
   /** Epoch milliseconds. */
   readonly startedAt: number;
@@ -109,14 +111,19 @@ export interface TraceCallEntry {
 
 /** How the chain ended, when it did. Field for field a subset of `ChainRunResult`. */
 export interface TraceOutcome {
+  /** How the chain ended (`ChainRunResult.status`). */
   readonly status: ChainRunStatus;
+  /** The script's return value, when it returned one that stayed inline. */
   readonly returnValue?: unknown;
   /** Set when the return value was offloaded to the blob store. */
   readonly returnArtifactRef?: string;
   /** Console output, as bounded by the policy. */
   readonly outputText?: string;
+  /** Why the chain did not end `ok` (`ChainRunResult.error`). */
   readonly error?: ChainError;
+  /** The whole run, ms (`ChainRunResult.durationMs`). */
   readonly durationMs: number;
+  /** What the run used (`ChainRunResult.stats`). */
   readonly stats: ChainRunStats;
 }
 
@@ -128,6 +135,7 @@ export interface TraceOutcome {
 export interface ChainTrace {
   /** {@link TRACE_FORMAT_VERSION} of the log it was read from. */
   readonly version: number;
+  /** The chain's id (`ChainRunResult.chainId`), which names its trace in a store. */
   readonly chainId: string;
   /** The chain this one resumes or replays, when it does. */
   readonly parentChainId?: string;
@@ -137,7 +145,9 @@ export interface ChainTrace {
   readonly source: string;
   /** sha256 (hex) of `source`. */
   readonly sourceHash: string;
+  /** The policy the chain ran under, every field resolved. */
   readonly policy: ChainPolicy;
+  /** The tools the script could call, as a digest and per-tool fingerprints. */
   readonly toolbox: ToolboxFingerprint;
   /** Seed of the script's `Math.random`. */
   readonly seed: number;
