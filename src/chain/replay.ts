@@ -45,7 +45,6 @@ import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describ
 import { Toolbox } from "../toolbox/toolbox.ts";
 import type { ChainTrace, TraceCallEntry } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
-import { MemoryTraceStore } from "../trace/memory-trace-store.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { DriverChoice } from "./create-driver.ts";
 import { describeJsonDiff } from "./describe-json-diff.ts";
@@ -73,8 +72,10 @@ export interface ReplayOptions {
   /** Resume: shorthand for `toolbox: new Toolbox(tools)`. */
   readonly tools?: Iterable<AnyTool>;
   /**
-   * Resume: where the new trace goes; also checked for an earlier resume of the same trace.
-   * Use the store the original trace came from. @defaultValue a new `MemoryTraceStore`
+   * Resume: where the new trace goes, and where the resume is claimed so that a second resume of
+   * the same trace is refused (the calls it would run again ran once). Required for resume: use
+   * the store the original trace came from. A trace from elsewhere (a file) may take a new
+   * `MemoryTraceStore`, which stops a second resume only in the same store object.
    */
   readonly traceStore?: TraceStore;
   /**
@@ -145,7 +146,8 @@ export interface ReplayReport {
  * @throws ChainRuntimeError `TRACE_INVALID` for a trace that is not one, or whose format
  * `version` this reader does not know (as loading it from a file would); `REPLAY_FAILED` for a
  * trace the store shows was already resumed or is being resumed (unless `force`);
- * `ARGUMENT_INVALID` for an unknown option, an unknown mode, a resume without tools, an option
+ * `ARGUMENT_INVALID` for an unknown option, an unknown mode, a resume without tools or without a
+ * `traceStore`, an option
  * whose value cannot be what {@link ReplayOptions} says (`details.argument` names it: a `source`
  * that is not a string, a `toolbox` that is not a `Toolbox`, ...), in either mode, and for an `inDoubt` or `approvals`
  * decision that is not one, or that names no in-doubt (suspended) call of the trace (then
@@ -254,14 +256,23 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
       details: { argument: "tools" },
     });
   }
-  const inherited = options.traceStore ? await inheritedCalls(trace, options.traceStore, options.force === true) : undefined;
+  const traceStore = options.traceStore;
+  if (traceStore === undefined) {
+    // Without it nothing records the resume, and each later one would run the same calls again.
+    throw new ChainRuntimeError(
+      "ARGUMENT_INVALID",
+      'replay(trace, { mode: "resume" }) needs the traceStore the trace came from: the resume is claimed there, so a second resume ' +
+        "of the same trace is refused instead of running its calls again. For a trace from a file, pass traceStore: new MemoryTraceStore().",
+      { details: { argument: "traceStore" } },
+    );
+  }
+  const inherited = await inheritedCalls(trace, traceStore, options.force === true);
   checkDecisions(trace, options, inherited);
   const toolbox = options.toolbox ?? new Toolbox(options.tools ?? []);
-  const traceStore = options.traceStore ?? new MemoryTraceStore();
   if (options.chainId !== undefined) await refuseTakenChainId(traceStore, trace.chainId, options.chainId);
-  if (options.traceStore && !options.force) {
-    await refuseIfResumed(options.traceStore, trace.chainId);
-    await refuseIfRunningOrStale(options.traceStore, trace);
+  if (!options.force) {
+    await refuseIfResumed(traceStore, trace.chainId);
+    await refuseIfRunningOrStale(traceStore, trace);
   }
   const risks = new Map<string, ToolRisk>(toolbox.callable().map((tool) => [tool.name, tool.risk ?? "safe"]));
   const router = new ReplayRouter(trace, {
@@ -291,7 +302,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   let run: TracedChainRunResult;
   try {
     // The last step before anything runs live: of two resumes of this trace, only one gets past it.
-    if (options.traceStore && !options.force) await claimResume(options.traceStore, trace.chainId, chainId);
+    if (!options.force) await claimResume(traceStore, trace.chainId, chainId);
     run = await runWithPlan(
       chain,
       options.source ?? trace.source,

@@ -81,7 +81,7 @@ describe("replay() refuses a trace object of an unsupported format version", () 
     const refused = await refusal(replay({ ...trace, version: 99 }, { mode: "strict", driver: "in-process" }));
     expect(refused.code).toBe("TRACE_INVALID");
     expect(refused.message).toContain("Trace format version 99 is not supported");
-    expect((await refusal(replay({ ...trace, version: 99 }, { mode: "resume", tools: [echo], driver: "in-process" }))).code).toBe("TRACE_INVALID");
+    expect((await refusal(replay({ ...trace, version: 99 }, { mode: "resume", tools: [echo], traceStore: new MemoryTraceStore(), driver: "in-process" }))).code).toBe("TRACE_INVALID");
   });
 
   it("still replays the versions it reads", async () => {
@@ -119,10 +119,10 @@ describe("replay() options of the wrong kind", () => {
   });
 
   it("a toolbox that is an array of tools says to wrap them in a Toolbox (not a bare TypeError)", async () => {
-    const refused = await refusal(replay(trace, { mode: "resume", toolbox: [echo] as unknown as Toolbox, driver: "in-process" }));
+    const refused = await refusal(replay(trace, { mode: "resume", toolbox: [echo] as unknown as Toolbox, traceStore: new MemoryTraceStore(), driver: "in-process" }));
     expect(refused.code).toBe("ARGUMENT_INVALID");
     expect(refused.message).toContain("new Toolbox([...])");
-    const wrapped = await replay(trace, { mode: "resume", toolbox: new Toolbox([echo]), driver: "in-process" });
+    const wrapped = await replay(trace, { mode: "resume", toolbox: new Toolbox([echo]), traceStore: new MemoryTraceStore(), driver: "in-process" });
     expect(wrapped.identical).toBe(true);
   });
 

@@ -39,7 +39,7 @@ describe("answers from a trace arrive in the order the original run received the
     const strict = await replay(trace, { mode: "strict", driver });
     expect(strict.divergence).toBeUndefined();
     expect(strict.run.returnValue).toEqual({ winner: "B", order: "2,3,1" });
-    const resumed = await replay(trace, { mode: "resume", tools: [delay], driver });
+    const resumed = await replay(trace, { mode: "resume", tools: [delay], traceStore: new MemoryTraceStore(), driver });
     expect(resumed.identical).toBe(true);
     expect(resumed.run.returnValue).toEqual({ winner: "B", order: "2,3,1" });
   }, 30_000);

@@ -71,7 +71,7 @@ describe("functions that take a trace refuse what is not one, with a typed error
     const hostile = (hostileTraces[label] as () => unknown)();
     const asTrace = hostile as ChainTrace;
     expect(await codeOf(() => replay(asTrace, { mode: "strict", driver: "in-process" }))).toBe("TRACE_INVALID");
-    expect(await codeOf(() => replay(asTrace, { mode: "resume", tools: [], driver: "in-process" }))).toBe("TRACE_INVALID");
+    expect(await codeOf(() => replay(asTrace, { mode: "resume", tools: [], traceStore: new MemoryTraceStore(), driver: "in-process" }))).toBe("TRACE_INVALID");
     expect(await codeOf(() => exportTraceJson(asTrace))).toBe("TRACE_INVALID");
     expect(await codeOf(() => traceToTest(asTrace))).toBe("TRACE_INVALID");
     expect(await codeOf(() => pendingApprovals(asTrace))).toBe("TRACE_INVALID");
@@ -96,7 +96,7 @@ describe("functions that take a trace refuse what is not one, with a typed error
     const { result: _result, ...started } = trace.calls[0] as ChainTrace["calls"][number];
     const { outcome: _outcome, ...crashed } = { ...trace, calls: [{ ...started, state: "in-doubt" as const }] };
     const resume = (decisions: Record<string, unknown>): Promise<unknown> =>
-      replay(crashed, { mode: "resume", tools: [], driver: "in-process", ...decisions } as never);
+      replay(crashed, { mode: "resume", tools: [], traceStore: new MemoryTraceStore(), driver: "in-process", ...decisions } as never);
     const refusal = async (decisions: Record<string, unknown>): Promise<string> => {
       try {
         await resume(decisions);

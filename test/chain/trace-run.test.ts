@@ -224,7 +224,7 @@ describe("every run writes a trace", () => {
     const trace = await lossy.load("lost-result");
     expect(trace.calls.map((call) => call.state)).toEqual(["completed", "in-doubt"]);
     ran.length = 0;
-    const report = await replay(trace, { mode: "resume", toolbox, driver: "in-process" });
+    const report = await replay(trace, { mode: "resume", toolbox, traceStore: new MemoryTraceStore(), driver: "in-process" });
     expect(ran).toEqual(['echo:"b"']);
     expect(report.inDoubt).toEqual([{ callId: "c1", tool: "echo", risk: "safe", resolution: "re-execute" }]);
     expect(report.run.returnValue).toEqual(["ok", "ok"]);

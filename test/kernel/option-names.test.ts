@@ -146,4 +146,14 @@ describe("sandbox driver sizes", () => {
     const noTools = await refusal(() => replay(trace, { mode: "resume" }));
     expect(isChainRuntimeError(noTools) && noTools.code).toBe("ARGUMENT_INVALID");
   });
+
+  it("replay() refuses a resume without a traceStore: nothing would stop a second resume from running the same calls again", async () => {
+    const trace = await aTrace();
+    const noStore = await refusal(() => replay(trace, { mode: "resume", tools: [], driver: "in-process" }));
+    expect(isChainRuntimeError(noStore) && [noStore.code, noStore.details]).toEqual(["ARGUMENT_INVALID", { argument: "traceStore" }]);
+    expect((noStore as Error).message).toContain("traceStore: new MemoryTraceStore()");
+    // With the store given, the same resume runs (and is claimed there).
+    const resumed = await replay(trace, { mode: "resume", tools: [], traceStore: new MemoryTraceStore(), driver: "in-process" });
+    expect(resumed.run.status).toBe("ok");
+  });
 });
