@@ -9,9 +9,11 @@
  * - One frame per event; the payload is msgpackr with `useRecords: false` (plain maps, no shared
  *   structures), so each frame decodes on its own and a file can be read by any msgpack reader.
  * - A crash can only leave a partial frame at the end (appends are sequential). The decoder
- *   stops at the first frame that runs past the end of the bytes, or whose payload does not
- *   decode when it is the last one: that tail is "torn" and reported, not thrown. So is a tail of
- *   zero bytes (what some file systems leave of a write cut short by a power loss).
+ *   stops at the first frame that runs past the end of the bytes, or, when it is the last one,
+ *   whose payload does not decode and is a record's start followed by zeros: that tail is "torn"
+ *   and reported, not thrown. So is a tail of zero bytes (what some file systems leave of a
+ *   write cut short by a power loss). A last frame whose bytes are all there and are not that
+ *   is damaged: `TRACE_INVALID` (dropped, the call it logs would run again on a resume).
  * - A frame that runs past the end is torn only if what is there of it could be the start of a
  *   record: a msgpack map (every event is one) or an escaped frame (below) that is not complete.
  *   A damaged length prefix in the middle of a log also runs past the end, but the bytes after
@@ -247,8 +249,13 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
       const decoded: unknown = payload.includes(PROTO_KEY) ? plainData(unpackr.unpack(payload)) : packr.unpack(payload);
       event = (isEscapedFrame(decoded) ? unescapeStrings(decoded[1]) : decoded) as TraceEvent;
     } catch (cause) {
-      if (end === buffer.length) break; // the last frame: torn by a crash mid-write
-      throw new ChainRuntimeError("TRACE_INVALID", `Trace frame ${events.length} at byte ${offset} does not decode.`, {
+      // The last frame, torn by a crash mid-write: what is there of it is a record's start, and
+      // the rest zeros (a file system that grew the file before the data landed). A last frame
+      // whose bytes are all there but do not decode is damaged: read as torn, the call it logs
+      // would vanish and a resume would run it again.
+      if (end === buffer.length && isTornPayload(buffer.subarray(offset + TRACE_FRAME_HEADER_BYTES, end))) break;
+      const where = end === buffer.length ? "the last frame, whole but damaged (not a write cut short)" : "followed by more frames";
+      throw new ChainRuntimeError("TRACE_INVALID", `Trace frame ${events.length} at byte ${offset} does not decode: ${where}. The log is damaged there.`, {
         cause,
         details: { frame: events.length, offset },
       });
@@ -275,6 +282,17 @@ function isPartialRecord(payload: Buffer): boolean {
   } catch (error) {
     return (error as { incomplete?: unknown }).incomplete === true;
   }
+}
+
+/**
+ * True when `payload`, a last frame's that does not decode though all its bytes are there, is a
+ * record's start followed by zeros (at least one): the only way a write cut short leaves a frame
+ * of its whole length.
+ */
+function isTornPayload(payload: Buffer): boolean {
+  let end = payload.length;
+  while (end > 0 && payload[end - 1] === 0) end--;
+  return end < payload.length && isPartialRecord(payload.subarray(0, end));
 }
 
 /** True when every byte of `buffer` from `offset` on is zero. */

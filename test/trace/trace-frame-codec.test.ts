@@ -45,10 +45,21 @@ describe("trace frame codec", () => {
     expect(decodeTraceFrames(new Uint8Array(0))).toEqual({ events: [], validBytes: 0, tornBytes: 0 });
   });
 
-  it("treats a last frame whose payload does not decode as torn", () => {
+  it("treats a whole-length last frame as torn when it is a record's start followed by zeros", () => {
     const start = encodeTraceFrame(chainStartEvent("t"));
-    const zeros = Buffer.from([0, 0, 0, 3, 0x93, 0x01, 0x02]); // an array of three holding two
-    expect(decodeTraceFrames(Buffer.concat([start, zeros]))).toMatchObject({ validBytes: start.length, tornBytes: 7 });
+    // a map of two: key "a", then the zeros a file system left where the rest was to land
+    const zeroFilled = Buffer.from([0, 0, 0, 5, 0x82, 0xa1, 0x61, 0, 0]);
+    expect(decodeTraceFrames(Buffer.concat([start, zeroFilled]))).toMatchObject({ validBytes: start.length, tornBytes: 9 });
+  });
+
+  it("throws TRACE_INVALID for a last frame whose bytes are all there but damaged (read as torn, its call would run again)", () => {
+    const start = encodeTraceFrame(chainStartEvent("t"));
+    const call = Buffer.from(encodeTraceFrame(toolCallEvent(0)));
+    call[4] = 0xc1; // the payload's first byte: a type msgpack never uses
+    expect(() => decodeTraceFrames(Buffer.concat([start, call]))).toThrow(/Trace frame 1 at byte \d+ does not decode: the last frame, whole but damaged/);
+    // a map of two holding one: msgpack calls it cut short, but all of the frame's bytes are there
+    const damagedInside = Buffer.from([0, 0, 0, 5, 0x82, 0xa1, 0x61, 0x01, 0xc1]);
+    expect(() => decodeTraceFrames(Buffer.concat([start, damagedInside]))).toThrow(/whole but damaged/);
   });
 
   it("throws TRACE_INVALID for a bad frame that has frames after it", () => {
