@@ -51,14 +51,15 @@ import type { TraceEvent } from "./trace-event.ts";
 
 // 64-bit integers decode as numbers: a trace holds JSON data, and a BigInt in a hand-made file
 // would reach code (a table, a JSON export) that cannot print it.
-const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: "number" });
+// No structured clone (msgpackr's default): a file cannot make a value that holds itself.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", structuredClone: false });
 /**
  * The same encoding, with map headers sized to each object: needed for an object of 65 536 keys
  * or more (valid JSON a tool may return, or a script pass), which the fast 16-bit map header of
  * `packr` cannot hold. It encodes 5-10% slower, so it is only the fallback.
  */
 const widePackr = new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: "number", variableMapSize: true });
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number" });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number", structuredClone: false });
 /** The UTF-8 bytes of `__proto__`, whatever msgpack string header precedes them. */
 const PROTO_KEY = Buffer.from("__proto__");
 /** First item of an escaped frame's payload (see the module comment). */
@@ -260,10 +261,42 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
         details: { frame: events.length, offset },
       });
     }
+    const unreadable = unreadableValue(event, 0);
+    if (unreadable !== undefined) {
+      throw new ChainRuntimeError(
+        "TRACE_INVALID",
+        `Trace frame ${events.length} at byte ${offset} holds ${unreadable}, which no writer logs: the log is damaged there (or was not written by isochain).`,
+        { details: { frame: events.length, offset } },
+      );
+    }
     events.push(event);
     offset = end;
   }
   return { events, validBytes: offset, tornBytes: buffer.length - offset };
+}
+
+/**
+ * Deepest nesting of a decoded event: past the deepest value a run records (a result or return
+ * value of 200 levels) inside the few levels of its event.
+ */
+const MAX_EVENT_DEPTH = 256;
+
+/**
+ * What in a decoded event no writer logs and the code that reads a trace cannot take (a JSON
+ * export, a replay's diff): a BigInt (msgpackr's extension for integers past 64 bits; the writer
+ * refuses those) or nesting past {@link MAX_EVENT_DEPTH}. `undefined` when there is none. What
+ * else msgpackr decodes (dates, bytes, sets) a writer may log, from a caller's raw arguments.
+ */
+function unreadableValue(value: unknown, depth: number): string | undefined {
+  if (typeof value === "bigint") return "a BigInt";
+  if (typeof value !== "object" || value === null) return undefined;
+  if (depth >= MAX_EVENT_DEPTH) return `values nested deeper than ${MAX_EVENT_DEPTH} levels`;
+  const items = Array.isArray(value) ? value : value instanceof Map || value instanceof Set ? [...value.values()] : ArrayBuffer.isView(value) ? [] : Object.values(value);
+  for (const item of items) {
+    const found = unreadableValue(item, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /**

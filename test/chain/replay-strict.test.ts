@@ -346,4 +346,16 @@ describe("describeJsonDiff", () => {
     ]);
     expect(describeJsonDiff({ same: [1, { x: null }] }, { same: [1, { x: null }] })).toEqual([]);
   });
+
+  it("never throws: a BigInt, a value holding itself, nesting deeper than the stack", () => {
+    const cyclic: unknown[] = [];
+    cyclic.push(cyclic);
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(describeJsonDiff({ n: 1 }, { n: 2n ** 70n })).toEqual(["n: expected 1, got 1180591620717411303424n"]);
+    expect(describeJsonDiff({ v: 1 }, { v: cyclic })).toEqual(["v: expected 1, got (an array JSON cannot write)"]);
+    expect(describeJsonDiff({ v: 1 }, { v: deep })).toEqual(["v: expected 1, got (an array JSON cannot write)"]);
+    expect(describeJsonDiff({ v: deep }, { v: [[2]] })).toEqual(["v[0][0]: expected (an array JSON cannot write), got 2"]);
+    expect(describeJsonDiff(deep, [[...[deep]]])).toEqual(["[0]".repeat(100) + ": values nested deeper than 100 levels, not compared further"]);
+  });
 });

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { unpack } from "msgpackr";
+import { Packr, unpack } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { isChainRuntimeError } from "../../src/kernel/index.ts";
 import type { TraceEvent } from "../../src/trace/trace-event.ts";
@@ -60,6 +60,41 @@ describe("trace frame codec", () => {
     // a map of two holding one: msgpack calls it cut short, but all of the frame's bytes are there
     const damagedInside = Buffer.from([0, 0, 0, 5, 0x82, 0xa1, 0x61, 0x01, 0xc1]);
     expect(() => decodeTraceFrames(Buffer.concat([start, damagedInside]))).toThrow(/whole but damaged/);
+  });
+
+  it("throws TRACE_INVALID for a frame holding what no writer logs: a BigInt, a value holding itself, nesting past 256 levels", () => {
+    const start = encodeTraceFrame(chainStartEvent("t"));
+    const frameOf = (event: unknown, packr: Packr): Buffer => {
+      const body = packr.pack(event);
+      const header = Buffer.alloc(TRACE_FRAME_HEADER_BYTES);
+      header.writeUInt32BE(body.length);
+      return Buffer.concat([header, body]);
+    };
+    const cyclic: Record<string, unknown> = { ...toolCallEvent(0) };
+    cyclic.args = cyclic;
+    let deep: unknown = 1;
+    for (let i = 0; i < 300; i++) deep = [deep];
+    const cases: [unknown, RegExp, Packr][] = [
+      [{ ...toolCallEvent(0), args: { n: 2n ** 70n } }, /holds a BigInt/, new Packr({ useRecords: false, useBigIntExtension: true })],
+      [cyclic, /does not decode/, new Packr({ useRecords: false, structuredClone: true })],
+      [{ ...toolCallEvent(0), args: { deep } }, /nested deeper than 256 levels/, new Packr({ useRecords: false })],
+    ];
+    for (const [event, message, packr] of cases) {
+      let error: unknown;
+      try {
+        decodeTraceFrames(Buffer.concat([start, frameOf(event, packr), encodeTraceFrame(chainEndEvent())]));
+      } catch (thrown) {
+        error = thrown;
+      }
+      expect(isChainRuntimeError(error) && error.code, String(message)).toBe("TRACE_INVALID");
+      expect((error as Error).message).toMatch(message);
+      expect((error as Error).message).toContain("Trace frame 1 at byte");
+    }
+    // What a writer logs, 200-level values, dates and bytes from a caller's raw arguments included, decodes.
+    let kept: unknown = 1;
+    for (let i = 0; i < 200; i++) kept = { k: kept };
+    const fine = toolCallEvent(0, { args: { kept, none: null, at: new Date(0), bytes: Uint8Array.from([1]) } });
+    expect(decodeTraceFrames(Buffer.concat([start, encodeTraceFrame(fine)])).events).toHaveLength(2);
   });
 
   it("throws TRACE_INVALID for a bad frame that has frames after it", () => {
