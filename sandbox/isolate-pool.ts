@@ -17,7 +17,7 @@
  *   milliseconds of host CPU, more than the run).
  * @module
  */
-import { ChainRuntimeError } from "../src/kernel/index.ts";
+import { ChainRuntimeError, MAX_MEMORY_LIMIT_MB } from "../src/kernel/index.ts";
 import type { PooledRunner } from "./isolate-common.ts";
 import { IsolateRunner } from "./isolate-runner.ts";
 import { spinWaitProblem } from "./spin-wait.ts";
@@ -109,7 +109,7 @@ export class IsolatePool {
     this.drive = options.drive ?? "async";
     checkPoolInteger("poolSize", this.poolSize, 0, MAX_POOL_SIZE);
     checkPoolInteger("maxRunsPerIsolate", this.maxRunsPerIsolate, 1, Number.MAX_SAFE_INTEGER);
-    checkPoolInteger("memoryLimitMb", this.memoryLimitMb, 8, Number.MAX_SAFE_INTEGER);
+    checkPoolInteger("memoryLimitMb", this.memoryLimitMb, 8, MAX_MEMORY_LIMIT_MB);
     const ratio = this.recycleHeapRatio;
     if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
       throw new ChainRuntimeError("ARGUMENT_INVALID", `options.recycleHeapRatio must be a share of the heap limit, above 0 and at most 1; got ${String(ratio)}.`, {

@@ -29,7 +29,7 @@
 import { extname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkOptionNames, optionNames } from "../src/kernel/check-option-shape.ts";
-import { ChainRuntimeError, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
+import { ChainRuntimeError, MAX_MEMORY_LIMIT_MB, MAX_POLICY_DURATION_MS } from "../src/kernel/index.ts";
 import { getPreludeSource, loadPreludeSource } from "./prelude-bundle.ts";
 import { SandboxProcess } from "./sandbox-process.ts";
 import { DEFAULT_SPIN_WAIT_US, spinWaitProblem } from "./spin-wait.ts";
@@ -163,7 +163,7 @@ export class ProcessSandboxDriver implements SandboxDriver {
     }
     // Refused here, not by a child that dies starting (a heap of 0 MB) or a kill timer that
     // fires at once (a grace past what a timer can hold): each would fail every run later.
-    checkInteger("memoryLimitMb", this.memoryLimitMb, 8, "the isolate heap, MB, as ChainPolicy.memoryLimitMb");
+    checkInteger("memoryLimitMb", this.memoryLimitMb, 8, "the isolate heap, MiB, as ChainPolicy.memoryLimitMb", MAX_MEMORY_LIMIT_MB);
     checkInteger("maxRunsPerProcess", this.maxRunsPerProcess, 1, "runs before a child is replaced");
     checkInteger("maxRunsPerIsolate", this.#maxRunsPerIsolate, 1, "runs before an isolate is replaced");
     checkInteger("killGraceMs", this.#killGraceMs, 0, "ms a child gets to answer a cancel or timeout before SIGKILL", MAX_POLICY_DURATION_MS);

@@ -14,6 +14,7 @@ import {
   FileBlobStore,
   FileTraceStore,
   isChainRuntimeError,
+  MAX_TOOL_CALLS,
   type TracedChainRunResult,
   ToolChainTool,
 } from "../index.ts";
@@ -36,7 +37,7 @@ import { reportStrayErrors } from "./stray-errors.ts";
 import { guardOutput, outputExitCode, writeErr, writeOut } from "./terminal-text.ts";
 
 /** `--max-calls`: the tool-call budget of the run (ChainPolicy.maxToolCalls). */
-const MAX_CALLS_OPTION = { name: "--max-calls", unit: "tool calls", min: 0, max: 1_000_000, example: 50 } as const;
+const MAX_CALLS_OPTION = { name: "--max-calls", unit: "tool calls", min: 0, max: MAX_TOOL_CALLS, example: 50 } as const;
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;

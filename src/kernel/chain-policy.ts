@@ -4,7 +4,7 @@ import { editDistance } from "./suggest-names.ts";
 
 /** The limits of one chain. Every field has a default in {@link DEFAULT_CHAIN_POLICY}. */
 export interface ChainPolicy {
-  /** Tool calls one chain (or one invoker session) may make. @defaultValue 50 */
+  /** Tool calls one chain (or one invoker session) may make, at most {@link MAX_TOOL_CALLS}. @defaultValue 50 */
   readonly maxToolCalls: number;
   /** Longest a single tool's `execute` may run before its signal fires. @defaultValue 60_000 */
   readonly callTimeoutMs: number;
@@ -19,7 +19,7 @@ export interface ChainPolicy {
   readonly maxInlineResultBytes: number;
   /** Highest risk that runs without approval. `critical` always needs it. @defaultValue "safe" */
   readonly maxRiskUnapproved: ToolRisk;
-  /** Heap limit of the script's isolate, in MiB. @defaultValue 128 */
+  /** Heap limit of the script's isolate, in MiB, from 8 to {@link MAX_MEMORY_LIMIT_MB}. @defaultValue 128 */
   readonly memoryLimitMb: number;
   /** CPU time the script itself may use. @defaultValue 10_000 */
   readonly cpuTimeMs: number;
@@ -49,18 +49,36 @@ export const DEFAULT_CHAIN_POLICY: ChainPolicy = Object.freeze({
  */
 export const MAX_POLICY_DURATION_MS = 2_147_483_647;
 
-/** Integer fields and their range (the upper bound, where there is one, is that of a timer). */
+/** Most tool calls a policy may allow one chain: far past any chain's need, short of a unit slip. */
+export const MAX_TOOL_CALLS = 1_000_000;
+
+/**
+ * Largest `memoryLimitMb`: 16 GiB. The limit is in MiB; a value in bytes (134 217 728 for 128
+ * MiB) would leave the isolate's heap unbounded in practice, so it is refused.
+ */
+export const MAX_MEMORY_LIMIT_MB = 16_384;
+
+/** Integer fields and their range (an upper bound, where there is one: a timer's, or a slip's). */
 const INTEGER_FIELDS = [
-  ["maxToolCalls", 0],
+  ["maxToolCalls", 0, MAX_TOOL_CALLS],
   ["callTimeoutMs", 1, MAX_POLICY_DURATION_MS],
   ["totalTimeoutMs", 1, MAX_POLICY_DURATION_MS],
   ["approvalTimeoutMs", 1, MAX_POLICY_DURATION_MS],
   ["maxInlineResultBytes", 0],
-  ["memoryLimitMb", 8],
+  ["memoryLimitMb", 8, MAX_MEMORY_LIMIT_MB],
   ["cpuTimeMs", 1, MAX_POLICY_DURATION_MS],
   ["maxOutputBytes", 0],
   ["maxConcurrentCalls", 1],
 ] as const satisfies readonly (readonly [keyof ChainPolicy, number, number?])[];
+
+/** What a field's upper bound means, after its range in the message. */
+const RANGE_NOTES: Partial<Record<keyof ChainPolicy, string>> = {
+  memoryLimitMb: " (MiB, not bytes: 128 is 128 MiB)",
+  callTimeoutMs: ` (ms; ${MAX_POLICY_DURATION_MS} is about 24.8 days, the longest timer Node.js can set)`,
+  totalTimeoutMs: ` (ms; ${MAX_POLICY_DURATION_MS} is about 24.8 days, the longest timer Node.js can set)`,
+  approvalTimeoutMs: ` (ms; ${MAX_POLICY_DURATION_MS} is about 24.8 days, the longest timer Node.js can set)`,
+  cpuTimeMs: ` (ms; ${MAX_POLICY_DURATION_MS} is about 24.8 days, the longest timer Node.js can set)`,
+};
 
 /**
  * Merges `overrides` over {@link DEFAULT_CHAIN_POLICY}, checks every field and returns a frozen
@@ -94,7 +112,7 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
   for (const [field, min, max] of INTEGER_FIELDS as readonly (readonly [keyof ChainPolicy, number, number?])[]) {
     const value = policy[field];
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || (max !== undefined && value > max)) {
-      const range = max === undefined ? `>= ${min}` : `from ${min} to ${max} (ms; ${max} is about 24.8 days, the longest timer Node.js can set)`;
+      const range = max === undefined ? `>= ${min}` : `from ${min} to ${max}${RANGE_NOTES[field] ?? ""}`;
       throw new ChainRuntimeError(
         "POLICY_INVALID",
         `ChainPolicy.${field} must be an integer ${range}; got ${typeof value === "string" ? JSON.stringify(value) : String(value)}.`,

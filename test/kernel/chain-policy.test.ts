@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, MAX_POLICY_DURATION_MS, overrideChainPolicy, resolveChainPolicy } from "../../src/kernel/index.ts";
+import { DEFAULT_CHAIN_POLICY, isChainRuntimeError, knownPolicyFields, MAX_MEMORY_LIMIT_MB, MAX_POLICY_DURATION_MS, MAX_TOOL_CALLS, overrideChainPolicy, resolveChainPolicy } from "../../src/kernel/index.ts";
 import { ToolInvoker, Toolbox } from "../../src/index.ts";
 
 describe("ChainPolicy", () => {
@@ -78,6 +78,9 @@ describe("ChainPolicy", () => {
     [{ maxToolCalls: -1 }, "maxToolCalls"],
     [{ maxToolCalls: 1.5 }, "maxToolCalls"],
     [{ memoryLimitMb: 2 }, "memoryLimitMb"],
+    // 128 MiB given in bytes: the isolate's heap would be unbounded in practice.
+    [{ memoryLimitMb: 134_217_728 }, "memoryLimitMb"],
+    [{ maxToolCalls: 1e15 }, "maxToolCalls"],
     [{ maxConcurrentCalls: 0 }, "maxConcurrentCalls"],
     [{ maxRiskUnapproved: "medium" as never }, "maxRiskUnapproved"],
     // Past the longest timer Node.js can set, a timeout would fire after 1 ms.
@@ -95,5 +98,12 @@ describe("ChainPolicy", () => {
     expect((thrown as { code: string }).code).toBe("POLICY_INVALID");
     expect((thrown as { details: { field: string } }).details.field).toBe(field);
     expect((thrown as Error).message).toContain(field);
+  });
+
+  it("says a memoryLimitMb in bytes is one, and takes the largest values it allows", () => {
+    expect(() => resolveChainPolicy({ memoryLimitMb: 134_217_728 })).toThrow(
+      "ChainPolicy.memoryLimitMb must be an integer from 8 to 16384 (MiB, not bytes: 128 is 128 MiB); got 134217728.",
+    );
+    expect(resolveChainPolicy({ memoryLimitMb: MAX_MEMORY_LIMIT_MB, maxToolCalls: MAX_TOOL_CALLS })).toMatchObject({ memoryLimitMb: 16_384, maxToolCalls: 1_000_000 });
   });
 });

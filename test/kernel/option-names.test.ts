@@ -130,7 +130,8 @@ describe("sandbox driver sizes", () => {
     [{ recycleHeapRatio: 5 }, /options\.recycleHeapRatio must be a share of the heap limit, above 0 and at most 1; got 5/],
     [{ recycleHeapRatio: 0 }, /recycleHeapRatio/],
     [{ maxRunsPerIsolate: 0 }, /options\.maxRunsPerIsolate must be an integer >= 1/],
-    [{ memoryLimitMb: 4 }, /options\.memoryLimitMb must be an integer >= 8/],
+    [{ memoryLimitMb: 4 }, /options\.memoryLimitMb must be an integer from 8 to 16384/],
+    [{ memoryLimitMb: 134_217_728 }, /options\.memoryLimitMb must be an integer from 8 to 16384; got 134217728/],
     [{ maxIsolates: 0 }, /options\.maxIsolates must be an integer >= 1/],
     [{ idleTrimMs: -1 }, /options\.idleTrimMs must be a number of ms >= 0/],
   ])("InProcessSandboxDriver refuses %j with ARGUMENT_INVALID", async (options, message) => {
