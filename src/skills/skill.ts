@@ -5,6 +5,7 @@
  */
 import { ChainRuntimeError, escapeTerminalText, TOOL_NAME_PATTERN } from "../kernel/index.ts";
 import { clipText } from "../kernel/bound-error-text.ts";
+import { unknownField } from "../kernel/check-option-shape.ts";
 
 /** A prompt package: instructions plus the tools it may use. */
 export interface Skill {
@@ -40,6 +41,9 @@ export interface SkillDefinition {
   readonly path?: string;
 }
 
+/** Every field of {@link SkillDefinition}. */
+const SKILL_FIELDS = ["name", "instructions", "description", "allowedTools", "version", "path"] as const;
+
 /** What a skill name may look like: letters, digits, `_`, `.` and `-`, starting with a letter or digit; at most 64. */
 export const SKILL_NAME_PATTERN: RegExp = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
@@ -63,7 +67,8 @@ const LINE_SEPARATORS = new Set(["\u2028", "\u2029"]);
  * {@link SKILL_NAME_PATTERN}, a text field is not a string, `version` is empty or blank, the
  * description is over {@link MAX_SKILL_DESCRIPTION_CHARS}, the description or version holds a
  * control character (tab aside), a line break or a bidi control (`details.index`, `details.codePoint`),
- * or `allowedTools` is not an array of `"*"` and tool names (`details.item`).
+ * or `allowedTools` is not an array of `"*"` and tool names (`details.item`), or the definition
+ * has a field a skill does not (`allowedtools`: the tools would be silently left out).
  */
 export function defineSkill(definition: SkillDefinition): Skill {
   const fail = (field: string, message: string, details: Record<string, unknown> = {}): never => {
@@ -73,6 +78,12 @@ export function defineSkill(definition: SkillDefinition): Skill {
   };
   if (typeof definition !== "object" || definition === null) {
     throw new ChainRuntimeError("SKILL_INVALID", "A skill definition must be an object.", { details: { field: "skill" } });
+  }
+  const unknown = unknownField(definition, SKILL_FIELDS);
+  if (unknown !== undefined) {
+    throw new ChainRuntimeError("SKILL_INVALID", `Skill ${JSON.stringify(definition.name) ?? "?"}: defineSkill() has no field ${unknown.says}`, {
+      details: { field: unknown.key },
+    });
   }
   const { name, instructions, description, allowedTools = [], version = "0.0.0", path } = definition;
   if (typeof name !== "string" || !SKILL_NAME_PATTERN.test(name)) fail("name", `must match ${String(SKILL_NAME_PATTERN)}.`);

@@ -104,8 +104,8 @@ function readOrFail<T>(field: string, name: string | undefined, read: () => T): 
   }
 }
 
-/** The fields of a local tool the check reads. Each is read once; what was read is what is checked and kept. */
-const LOCAL_TOOL_FIELDS = ["name", "description", "inputSchema", "outputSchema", "risk", "deferLoading", "takesControl", "execute"] as const;
+/** The fields of a local tool the check reads (and all `defineTool` takes). Each is read once; what was read is what is checked and kept. */
+export const LOCAL_TOOL_FIELDS = ["name", "description", "inputSchema", "outputSchema", "risk", "deferLoading", "takesControl", "execute"] as const;
 /** Every field the check reads, for a tool of any kind. */
 const TOOL_FIELDS = [...LOCAL_TOOL_FIELDS, "providerSpecs", "callTypes", "handleCall"] as const;
 

@@ -4,8 +4,9 @@
  * checked at call time, so a malformed tool fails where it is written, not on first use.
  * @module
  */
-import type { JsonSchema, ObjectJsonSchema, Tool, ToolContext, ToolExecutionResult, ToolRisk } from "../kernel/index.ts";
-import { readValidLocalTool } from "./assert-valid-tool.ts";
+import { unknownField } from "../kernel/check-option-shape.ts";
+import { ChainRuntimeError, type JsonSchema, type ObjectJsonSchema, type Tool, type ToolContext, type ToolExecutionResult, type ToolRisk } from "../kernel/index.ts";
+import { LOCAL_TOOL_FIELDS, readValidLocalTool } from "./assert-valid-tool.ts";
 import type { FromSchema } from "./from-schema.ts";
 
 /**
@@ -64,8 +65,10 @@ export interface ToolDefinition<S extends ObjectJsonSchema, O extends JsonSchema
  * `inputSchema` requires a `"__proto__"` argument (which no call can pass), a schema is not
  * JSON data that JSON writes as it is (a `toJSON`, a `Date` or class instance, `NaN`, a
  * function, a hole in an array, a cycle) or nests deeper than `MAX_SCHEMA_DEPTH`, a field throws
- * when read (a getter or Proxy trap), `execute` is not a function, or
- * `risk`/`deferLoading`/`takesControl` has the wrong type.
+ * when read (a getter or Proxy trap), `execute` is not a function,
+ * `risk`/`deferLoading`/`takesControl` has the wrong type, or the definition has a field a tool
+ * does not whose name is close to one it has (`riskLevel`, `riks`: a misspelt `risk` would leave
+ * the tool `"safe"`). Other fields of its own are the author's, e.g. state `execute` reads.
  */
 export function defineTool<const S extends ObjectJsonSchema, const O extends JsonSchema | undefined = undefined>(
   definition: ToolDefinition<S, O>,
@@ -73,6 +76,10 @@ export function defineTool<const S extends ObjectJsonSchema, const O extends Jso
   const { name, description, inputSchema, outputSchema, risk, deferLoading, takesControl, execute } = readValidLocalTool(
     definition,
   ) as unknown as ToolDefinition<S, O>;
+  // Checked once the fields are (a definition that is no object is refused there): a misspelt
+  // field is not ignored, least of all `risk`, whose slip would leave a dangerous tool "safe".
+  // Only slips: other fields are the author's own (state `execute` reads through `this`).
+  refuseMisspeltFields(definition, name);
   const tool: Tool<FromSchema<S>, ToolOutput<O>> = {
     name,
     description,
@@ -87,4 +94,18 @@ export function defineTool<const S extends ObjectJsonSchema, const O extends Jso
   // schema) afterwards would be declared and sent unchecked; `brandChainTool` still adds its mark.
   for (const key of Object.keys(tool)) Object.defineProperty(tool, key, { writable: false, configurable: false });
   return tool;
+}
+
+/** Throws `TOOL_INVALID` for an own field of `definition` a tool does not have, named close to one it has. */
+function refuseMisspeltFields(definition: object, name: string): void {
+  let unknown: ReturnType<typeof unknownField>;
+  try {
+    unknown = unknownField(definition, LOCAL_TOOL_FIELDS, true);
+  } catch {
+    return; // keys that cannot be listed (a Proxy): the fields read above are what counts
+  }
+  if (unknown === undefined) return;
+  throw new ChainRuntimeError("TOOL_INVALID", `Tool ${JSON.stringify(name)}: defineTool() has no field ${unknown.says}`, {
+    details: { field: unknown.key, tool: name },
+  });
 }

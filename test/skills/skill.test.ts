@@ -23,6 +23,18 @@ describe("defineSkill", () => {
     expect("path" in skill).toBe(false);
   });
 
+  it("refuses a field a skill does not have, naming the one it is close to (a misspelt allowedTools would drop the tools)", () => {
+    let error: unknown;
+    try {
+      defineSkill({ ...base, allowedtools: ["send"] } as never);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(isChainRuntimeError(error) && [error.code, error.details]).toEqual(["SKILL_INVALID", { field: "allowedtools" }]);
+    expect((error as Error).message).toContain('Skill "csv-report": defineSkill() has no field "allowedtools"; did you mean allowedTools?');
+    expect(fieldOf(() => defineSkill({ ...base, license: "MIT" } as never))).toBe("license");
+  });
+
   it("keeps given fields and de-duplicates allowedTools", () => {
     const skill = defineSkill({ ...base, allowedTools: ["a", "b", "a"], version: "1.2.0", path: "/skills/csv" });
     expect(skill).toMatchObject({ allowedTools: ["a", "b"], version: "1.2.0", path: "/skills/csv" });

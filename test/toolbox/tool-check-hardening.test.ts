@@ -207,6 +207,24 @@ describe("what was checked is what is kept", () => {
     expect(thrown(() => new Toolbox([shapeShifter("run_chain", "innocent")])).code).toBe("TOOL_NAME_TAKEN");
   });
 
+  it("defineTool refuses a field named close to one a tool has (a misspelt risk would leave the tool safe), and keeps the author's own", () => {
+    for (const [slip, meant] of [
+      ["riskLevel", "risk"],
+      ["riks", "risk"],
+      ["Risk", "risk"],
+      ["input_schema", "inputSchema"],
+      ["desc", "description"],
+      ["takescontrol", "takesControl"],
+    ] as const) {
+      const error = thrown(() => defineTool({ ...base, [slip]: "high" } as never));
+      expect([error.code, error.details]).toEqual(["TOOL_INVALID", { field: slip, tool: "t" }]);
+      expect(error.message).toContain(`Tool "t": defineTool() has no field ${JSON.stringify(slip)}; did you mean ${meant}`);
+    }
+    // Fields of the author's own (state execute reads through `this`) stay.
+    const own = defineTool({ ...base, client: { base: "x" }, cache: new Map() } as never);
+    expect(own.risk).toBe("safe");
+  });
+
   it("defineTool keeps the values it checked, reading each field of the definition once", () => {
     const reads: Record<string, number> = {};
     const valid = { type: "object", properties: { a: { type: "string" } } };
