@@ -7,7 +7,8 @@
  * The setup: JSON Schema draft-07 (ajv's default class: `items: [...]` is a tuple,
  * `prefixItems` is not a keyword), the first error only (every error, for a message, through
  * `detailedValidator`), `uniqueItems` in linear time, non-strict (vendor keywords and unknown formats
- * pass), the schema checked against the draft-07 meta-schema, own properties only (so
+ * pass), the `format`s of {@link CHECKED_FORMATS} checked (ajv-formats, its fast mode: linear time
+ * on 8 MiB of script-chosen text, under 0.1 s measured), the schema checked against the draft-07 meta-schema, own properties only (so
  * `required: ["valueOf"]` is not met by `Object.prototype`), and patterns in linear time where
  * RE2 can express them (see linear-regexp.ts). `addUsedSchema: false`: a schema's `$id` is not
  * registered in the shared instance, so two tools may use the same `$id` and no tool's `$ref`
@@ -23,10 +24,40 @@
  * @module
  */
 import AjvModule, { type SchemaValidateFunction, type ValidateFunction } from "ajv";
+import addFormatsModule, { type FormatName } from "ajv-formats";
 import { canonicalJson, describeThrown } from "../kernel/index.ts";
 import { linearRegExp } from "./linear-regexp.ts";
 
 const Ajv = AjvModule.default;
+const addFormats = addFormatsModule.default;
+
+/**
+ * The `format`s arguments are checked against. Left out, so they pass as any unknown format
+ * does: `regex` (compiling script-chosen text as a RegExp held the host ~1 s for 8 MiB) and
+ * `byte` (its base64 pattern overflows the stack on a long string); `binary` and `password`
+ * check nothing.
+ */
+export const CHECKED_FORMATS: readonly FormatName[] = [
+  "date",
+  "time",
+  "date-time",
+  "duration",
+  "uri",
+  "uri-reference",
+  "uri-template",
+  "url",
+  "email",
+  "hostname",
+  "ipv4",
+  "ipv6",
+  "uuid",
+  "json-pointer",
+  "relative-json-pointer",
+  "int32",
+  "int64",
+  "float",
+  "double",
+];
 
 /** The outcome of {@link compileInputSchema}. */
 export type CompiledInputSchema = { readonly ok: true; readonly validate: ValidateFunction } | { readonly ok: false; readonly reason: string };
@@ -66,6 +97,7 @@ function makeAjv(allErrors: boolean): InstanceType<typeof Ajv> {
     // property be checked against the inherited function.
     ownProperties: true,
   });
+  addFormats(instance, { mode: "fast", formats: [...CHECKED_FORMATS] });
   instance.removeKeyword("uniqueItems");
   instance.addKeyword({ keyword: "uniqueItems", type: "array", schemaType: "boolean", errors: true, validate: uniqueItems });
   return instance;

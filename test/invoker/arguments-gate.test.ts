@@ -52,6 +52,45 @@ describe("ToolInvoker argument gate", () => {
     expect(fine.status).toBe("ok");
   });
 
+  it("checks string formats (email, date-time, uuid, uri...), and leaves regex and byte unchecked (costly on script-chosen text)", async () => {
+    const tool = echoTool("send", {
+      inputSchema: {
+        type: "object",
+        properties: {
+          to: { type: "string", format: "email" },
+          at: { type: "string", format: "date-time" },
+          id: { type: "string", format: "uuid" },
+          link: { type: "string", format: "uri" },
+          rule: { type: "string", format: "regex" },
+          blob: { type: "string", format: "byte" },
+        },
+      },
+    });
+    const invoker = makeInvoker([tool]);
+    const session = invoker.openSession();
+    const refused = async (args: Record<string, unknown>): Promise<string> => {
+      const result = await invoker.invoke({ name: "send", arguments: args }, { session });
+      expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      return (result as { text: string }).text;
+    };
+    expect(await refused({ to: "definitely not an email" })).toContain('argument "to" must match format "email"');
+    expect(await refused({ at: "yesterday" })).toContain('argument "at" must match format "date-time"');
+    expect(await refused({ id: "1234" })).toContain('argument "id" must match format "uuid"');
+    expect(await refused({ link: "not a uri" })).toContain('argument "link" must match format "uri"');
+    const fine = await invoker.invoke(
+      {
+        name: "send",
+        arguments: { to: "ceo@example.com", at: "2026-11-28T10:00:00Z", id: "0b3c9a52-5d1e-4a8f-9c6e-2f4b7d8e1a30", link: "https://example.com/a?b=1" },
+      },
+      { session },
+    );
+    expect(fine.status).toBe("ok");
+    // Unchecked: what they would cost on 8 MiB of text (a RegExp compile of it; a stack overflow).
+    const unchecked = await invoker.invoke({ name: "send", arguments: { rule: "(", blob: "a".repeat(4_000_000) } }, { session });
+    expect(unchecked.status).toBe("ok");
+    expect(tool.calls).toHaveLength(2);
+  });
+
   it("checks own properties only: Object.prototype's members neither meet nor break a schema", async () => {
     const tool = echoTool("named", {
       inputSchema: {
