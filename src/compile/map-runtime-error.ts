@@ -98,9 +98,24 @@ function withHint(name: string, message: string, toolNames: readonly string[] | 
     }
   } else if (name === "TypeError" && toolNames !== undefined) {
     const called = /^tools\.(.+) is not a function$/u.exec(message)?.[1];
-    if (called !== undefined && !toolNames.includes(called)) hint = unknownToolHint(called, toolNames);
+    if (called !== undefined && !toolNames.includes(called)) hint = notAFunctionHint(called, toolNames);
   }
   return hint === undefined ? message : `${message} (${hint}).`;
+}
+
+/**
+ * The hint for V8's "tools.`called` is not a function": a method of a call's promise (a missing
+ * `await`: `tools.search(...).map`), a property of a tool (`tools.search.invoke`), else a tool
+ * that does not exist.
+ */
+function notAFunctionHint(called: string, toolNames: readonly string[]): string {
+  const [, tool, rest] = /^([^.(]+)(\(\.\.\.\)|\.)/u.exec(called) ?? [];
+  if (tool !== undefined && toolNames.includes(tool)) {
+    return rest === "(...)"
+      ? `tools.${tool}(...) gives a promise of the call's result: await it first, e.g. \`const result = await tools.${tool}({...})\`, then read result.structured or result.text`
+      : `tools.${tool} is the tool itself, a function: call it as \`await tools.${tool}({...})\``;
+  }
+  return unknownToolHint(called, toolNames);
 }
 
 /** Most tool names listed when none is close to the one a script called. */

@@ -358,6 +358,17 @@ describe("ToolChainTool", () => {
       expect(odd.error?.message).toContain('did you mean tools["odd-name"]?');
     });
 
+    it("says to await a call (not that a tool is missing) for a method of its promise, and to call a tool for a property of it", async () => {
+      const unawaited = await chain.run("const r = (tools.echo({ value: 1 }) as any).map((x: any) => x);\nreturn r;");
+      expect(unawaited.error).toMatchObject({ name: "TypeError", line: 1 });
+      expect(unawaited.error?.message).toBe(
+        "tools.echo(...).map is not a function (tools.echo(...) gives a promise of the call's result: await it first, e.g. " +
+          "`const result = await tools.echo({...})`, then read result.structured or result.text).",
+      );
+      const property = await chain.run("return await (tools.echo as any).invoke({ value: 1 });");
+      expect(property.error?.message).toBe("tools.echo.invoke is not a function (tools.echo is the tool itself, a function: call it as `await tools.echo({...})`).");
+    });
+
     it("lists the tools when no name is close", async () => {
       const run = await chain.run("return await (tools as any).fetchWeatherForecast({});");
       // By name, as `Object.keys(tools)` lists them.
