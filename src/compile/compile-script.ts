@@ -429,7 +429,11 @@ function explainEsbuildError(message: Message, text: SourceText, scan: ScriptSca
       const opener = text.source[scan.unclosedOpener] ?? "{";
       return text.error("SyntaxError", `"${opener}" is never closed: the script ends first`, scan.unclosedOpener);
     }
-    return text.error("SyntaxError", `${message.text} at the end of the script`, text.source.length);
+    // esbuild names what it met in the hidden wrapper, its closing brace: the script itself
+    // stopped short (`return 1 +`), which is said where its text ends.
+    const end = text.source.trimEnd().length;
+    const said = message.text.includes('"}"') ? "Unexpected end of the script: it stops in the middle of an expression or statement" : `${message.text} at the end of the script`;
+    return text.error("SyntaxError", said, end);
   }
   if (scan.strayCloser !== undefined && offset !== undefined && scan.strayCloser < offset &&
     text.source[scan.strayCloser] === "}") {

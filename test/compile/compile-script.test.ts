@@ -276,6 +276,16 @@ describe("compileScript: syntax errors", () => {
     expect(error.message).toContain("never closed");
   });
 
+  it("a script that stops mid-expression says so where its text ends, not that a `}` it lacks is unexpected", () => {
+    for (const source of ["return 1 +\n", "const a = 1;\nconst b = a ?", "return 1 +   \n\n"]) {
+      const error = compileError(source);
+      expect(error.name, source).toBe("SyntaxError");
+      expect(error.message, source).toBe("Unexpected end of the script: it stops in the middle of an expression or statement");
+      const lines = source.trimEnd().split("\n");
+      expect([error.line, error.column], source).toEqual([lines.length, (lines.at(-1) ?? "").length + 1]);
+    }
+  });
+
   it("carries a code frame of the original text", () => {
     const error = compileError("const a = 1;\nconst b = ;\nreturn b");
     expect(error.codeFrame).toBe(["  1 | const a = 1;", "> 2 | const b = ;", "    |           ^", "  3 | return b"].join("\n"));
