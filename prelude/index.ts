@@ -367,6 +367,23 @@ function readField(error: unknown, field: "name" | "message" | "stack"): string 
   }
 }
 
+/**
+ * The message of a thrown object as text: its string, or what a `message` of another kind shows
+ * (`err.message = 404`); `undefined` when it has none. A getter that throws says so. Never the
+ * error's stack: a message of several lines there would hide the frames that give the position.
+ */
+function readMessage(error: object): string | undefined {
+  let value: unknown;
+  try {
+    value = (error as { message?: unknown }).message;
+  } catch {
+    return "(the error's message could not be read: its getter threw)";
+  }
+  if (typeof value === "string" || value === undefined) return value;
+  const shown = formatValue(value);
+  return shown === UNPRINTABLE ? describe(value) : shown;
+}
+
 /** Ends the run: flushes queued calls and cancels pending ones. False when it had already ended. */
 function end(): boolean {
   if (finished) return false;
@@ -409,7 +426,7 @@ function fail(error: unknown): void {
   if (!end()) return;
   const isObject = typeof error === "object" && error !== null;
   const name = (isObject ? readField(error, "name") : undefined) ?? "Error";
-  const message = isObject ? withCauses(error, readField(error, "message")) : `Uncaught ${describe(error)}`;
+  const message = isObject ? withCauses(error, readMessage(error)) : `Uncaught ${describe(error)}`;
   const stack = isObject ? readField(error, "stack") : undefined;
   framesSent++;
   send(FRAME_KIND.done, undefined, name, message, stack);

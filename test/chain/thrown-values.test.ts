@@ -35,6 +35,16 @@ describe.each(["in-process", "process"] as const)("thrown values (%s driver)", (
     );
   });
 
+  it("shows an Error's message that is not a string, or whose getter throws, and keeps its position (not a raw stack)", async () => {
+    const numbered = await chain.run('const e = new Error("not found");\n(e as any).message = 404;\nthrow e;');
+    expect(numbered.error).toMatchObject({ name: "Error", message: "404", line: 1, column: 11 });
+    const object = await chain.run('const e = new Error("x");\n(e as any).message = { code: 7 };\nthrow e;');
+    expect(object.error).toMatchObject({ message: "{ code: 7 }", line: 1 });
+    const getter = await chain.run('const e = new Error();\nObject.defineProperty(e, "message", { get() { throw new Error("inner"); } });\nthrow e;');
+    expect(getter.error).toMatchObject({ message: "(the error's message could not be read: its getter threw)", line: 1, column: 11 });
+    expect(getter.error?.stack).not.toContain("prelude");
+  });
+
   it("survives a cause whose getter throws: the message alone", async () => {
     const run = await chain.run('const e = new Error("boom");\nObject.defineProperty(e, "cause", { get() { throw new Error("no"); } });\nthrow e;');
     expect(run.error).toMatchObject({ message: "boom", line: 1 });
