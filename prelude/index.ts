@@ -5,7 +5,8 @@
  *
  * - `tools`: frozen, one async function per tool name; each call resolves to an
  *   `InvocationResult` and never rejects.
- * - `console`: log/info/warn/error/debug, formatted here and forwarded as it is written, bounded
+ * - `console`: log/info/warn/error/debug (and trace, dir, table, assert, group, count, time and
+ *   their kin, each a line), formatted here and forwarded as it is written, bounded
  *   by `maxOutputBytes` with one truncation marker.
  * - `budget`: `{ total, remaining }`, read-only; `remaining` counts calls sent.
  * - `artifact(ref)`: `{ $artifact: ref }`, the argument form that passes an artifact to a tool;
@@ -377,11 +378,21 @@ function readMessage(error: object): string | undefined {
   try {
     value = (error as { message?: unknown }).message;
   } catch {
-    return "(the error's message could not be read: its getter threw)";
+    // An Error's getter: said, or its stack would stand in for the message. Anything else (a
+    // Proxy whose every trap throws) is shown as the value it is.
+    return isError(error) ? "(the error's message could not be read: its getter threw)" : undefined;
   }
   if (typeof value === "string" || value === undefined) return value;
   const shown = formatValue(value);
   return shown === UNPRINTABLE ? describe(value) : shown;
+}
+
+function isError(value: object): boolean {
+  try {
+    return value instanceof Error;
+  } catch {
+    return false;
+  }
 }
 
 /** Ends the run: flushes queued calls and cancels pending ones. False when it had already ended. */
@@ -570,12 +581,75 @@ const random = (() => {
 
 const clock = installVirtualClock(globalThis);
 
+/** `console.count` counters and `console.time` starts of the run, by label; made on first use. */
+let counters: Record<string, number> | undefined;
+let timers: Record<string, number> | undefined;
+
+/** A console label as text: `"default"` when none is given. */
+function labelOf(label: unknown): string {
+  if (label === undefined) return "default";
+  try {
+    return StringIntrinsic(label);
+  } catch {
+    return UNPRINTABLE;
+  }
+}
+
+function logValue(value?: unknown): void {
+  writeLog("log", [value]);
+}
+
+function logLabel(...args: unknown[]): void {
+  if (args.length > 0) writeLog("log", args);
+}
+
+/** The elapsed time of timer `label` on the virtual clock, as `console.timeEnd` prints it; a note when it was never started. */
+function timerText(label: unknown): [string, boolean] {
+  const name = labelOf(label);
+  const started = timers?.[name];
+  if (started === undefined) return [`Timer "${name}" does not exist`, false];
+  return [`${name}: ${clock.now() - started}ms`, true];
+}
+
+// The methods a script reaches for beyond log/info/warn/error/debug, each a line of output
+// (`table` and `dir` print the value; `group` prints its label, without indenting what follows;
+// times are the virtual clock's, so a replay prints the same).
 const consoleObject = freeze({
   log: (...args: unknown[]) => writeLog("log", args),
   info: (...args: unknown[]) => writeLog("info", args),
   warn: (...args: unknown[]) => writeLog("warn", args),
   error: (...args: unknown[]) => writeLog("error", args),
   debug: (...args: unknown[]) => writeLog("debug", args),
+  trace: (...args: unknown[]) => writeLog("debug", ["Trace:", ...args]),
+  dir: logValue,
+  table: logValue,
+  assert: (condition?: unknown, ...args: unknown[]) => {
+    if (!condition) writeLog("error", args.length === 0 ? ["Assertion failed"] : ["Assertion failed:", ...args]);
+  },
+  group: logLabel,
+  groupCollapsed: logLabel,
+  groupEnd: () => undefined,
+  count: (label?: unknown) => {
+    const name = labelOf(label);
+    const table = (counters ??= withNullPrototype<Record<string, number>>({}));
+    table[name] = (table[name] ?? 0) + 1;
+    writeLog("log", [`${name}: ${table[name]}`]);
+  },
+  countReset: (label?: unknown) => {
+    if (counters !== undefined) delete counters[labelOf(label)];
+  },
+  time: (label?: unknown) => {
+    (timers ??= withNullPrototype<Record<string, number>>({}))[labelOf(label)] = clock.now();
+  },
+  timeLog: (label?: unknown, ...args: unknown[]) => {
+    const [text, found] = timerText(label);
+    writeLog(found ? "log" : "warn", [text, ...args]);
+  },
+  timeEnd: (label?: unknown) => {
+    const [text, found] = timerText(label);
+    writeLog(found ? "log" : "warn", [text]);
+    if (found && timers !== undefined) delete timers[labelOf(label)];
+  },
 });
 defineProperty(global, "console", { value: consoleObject, enumerable: false, writable: true, configurable: true });
 

@@ -569,6 +569,40 @@ describe("ToolChainTool", () => {
       await healthy();
     });
 
+    it("has the console methods a script reaches for beyond log: table, dir, trace, assert, group, count, time", async () => {
+      const run = await limited.run(
+        [
+          'console.table([{ a: 1 }]);',
+          'console.dir({ b: 2 });',
+          'console.trace("here");',
+          'console.assert(1 === 1, "not shown");',
+          'console.assert(false, "x is", 3);',
+          'console.group("section");',
+          'console.groupEnd();',
+          'console.count(); console.count(); console.count("k"); console.countReset(); console.count();',
+          'console.time("t"); await tools.echo({ value: 1 }); console.timeLog("t", "mid"); console.timeEnd("t"); console.timeEnd("t");',
+          "return 1;",
+        ].join("\n"),
+      );
+      expect(run.status).toBe("ok");
+      const lines = run.outputText.trimEnd().split("\n");
+      expect(lines.slice(0, 9)).toEqual([
+        "[ { a: 1 } ]",
+        "{ b: 2 }",
+        "Trace: here",
+        "Assertion failed: x is 3",
+        "section",
+        "default: 1",
+        "default: 2",
+        "k: 1",
+        "default: 1",
+      ]);
+      expect(lines[9]).toMatch(/^t: \d+ms mid$/);
+      expect(lines[10]).toMatch(/^t: \d+ms$/);
+      expect(lines[11]).toBe('Timer "t" does not exist');
+      expect(lines).toHaveLength(12);
+    });
+
     it("bounds console output with a marker", async () => {
       const run = await limited.run(`for (let i = 0; i < 10000; i++) console.log("line", i); return 1;`);
       expect(run.status).toBe("ok");
