@@ -15,7 +15,8 @@ import { awaitStep } from "./pending-step.ts";
 
 /**
  * Loads the tools a module exports: a default export that is a `Toolbox` or an array of tools,
- * a named `tools` export of either kind, or else every named export that is a tool.
+ * a named `tools` export of either kind, or else the tools of every named export that is a
+ * tool, a `Toolbox` or an array of tools, together.
  *
  * A module is user code: it may throw anything at import (`throw null`), and its exports may
  * trap when read (a Proxy, a throwing getter). Every such failure is `CLI_USAGE` naming the
@@ -70,14 +71,27 @@ function toolboxOf(module: Record<string, unknown>, path: string): Toolbox {
       return new Toolbox(tools as AnyTool[]);
     }
   }
-  const tools = Object.entries(module).filter(
-    (entry): entry is [string, AnyTool] => isLocalTool(entry[1]) || isHostedTool(entry[1]) || isProviderDefinedTool(entry[1]),
-  );
-  if (tools.length === 0) {
-    throw new ChainRuntimeError("CLI_USAGE", `The module ${path} exports no tools: export them by name, or a Toolbox as default.`, { details: { path } });
+  const tools: [string, AnyTool][] = [];
+  for (const [exportName, value] of Object.entries(module)) {
+    if (isTool(value)) tools.push([`export ${exportName}`, value]);
+    else if (value instanceof Toolbox) for (const tool of value.all()) tools.push([`export ${exportName} (a Toolbox)`, tool]);
+    else if (Array.isArray(value) && value.length > 0 && value.every(isTool)) {
+      (value as AnyTool[]).forEach((tool, index) => tools.push([`export ${exportName}[${index}]`, tool]));
+    }
   }
-  refuseSharedNames(tools.map(([name, tool]) => [`export ${name}`, tool]), path);
+  if (tools.length === 0) {
+    throw new ChainRuntimeError(
+      "CLI_USAGE",
+      `The module ${path} exports no tools: export tools (defineTool(...)), a Toolbox or an array of tools, as the default export or by name.`,
+      { details: { path } },
+    );
+  }
+  refuseSharedNames(tools, path);
   return new Toolbox(tools.map(([, tool]) => tool));
+}
+
+function isTool(value: unknown): value is AnyTool {
+  return isLocalTool(value) || isHostedTool(value) || isProviderDefinedTool(value);
 }
 
 /**

@@ -9,7 +9,8 @@ export const USAGE = `Usage:
                   [--decision approved|denied|skipped] [--approve MODE] [--force] [--json]
 
 Options for run:
-  --tools <module>        module exporting the tools (named exports, a Toolbox, or an array)
+  --tools <module>        module exporting the tools: a Toolbox or an array of tools as its default
+                          export (or as \`tools\`), else every tool, Toolbox and array it exports
   --approve <mode>        auto | deny | prompt | suspend (default: prompt on a terminal, else deny);
                           suspend ends the run "suspended" and prints how to resume it
   --max-calls <n>         tool-call budget, 0 to 1000000 (default 50)

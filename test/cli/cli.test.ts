@@ -432,6 +432,18 @@ describe("isochain CLI: tool modules", () => {
     expect(nonError.stderr).toContain("exports: it threw null, not an Error.");
   });
 
+  it("take the tools of every Toolbox and array of tools exported by name, as the help says", () => {
+    const tool = (name: string): string => `defineTool({ name: "${name}", description: "d", inputSchema: { type: "object" }, execute: () => "${name}" })`;
+    const script = file("both.ts", "return [(await tools.hi({})).text, (await tools.yo({})).text, (await tools.solo({})).text];\n");
+    const module = toolModule("boxes.ts", `export const box = new Toolbox([${tool("hi")}]);\nexport const list = [${tool("yo")}];\nexport const solo = ${tool("solo")};`);
+    const run = isochain("run", script, "--tools", module, "--approve", "auto", "--json");
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as { returnValue: unknown }).returnValue).toEqual(["hi", "yo", "solo"]);
+    const clash = load("clash.ts", `export const box = new Toolbox([${tool("hi")}]);\nexport const other = ${tool("hi")};`);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain('has two tools named "hi": export box (a Toolbox) and export other.');
+  });
+
   it("refuse two different tools with one name, naming both; the same tool exported twice is one", () => {
     const tool = (description: string): string => `defineTool({ name: "echo", description: "${description}", inputSchema: { type: "object" }, execute: () => 1 })`;
     const named = load("dupe.ts", `export const first = ${tool("a")};\nexport const second = ${tool("b")};`);
@@ -779,7 +791,7 @@ describe("isochain CLI: hand-made traces that fold but are not traces", () => {
       [
         "policy-bad",
         [chainStartEvent("h", { policy: { maxToolCalls: -5 } as never }), chainEndEvent()],
-        "not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer >= 0; got -5 (a damaged or hand-edited file?).",
+        "not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer from 0 to 1000000; got -5 (a damaged or hand-edited file?).",
       ],
     ];
     for (const [name, events, problem] of cases) {

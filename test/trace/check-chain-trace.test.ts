@@ -76,7 +76,7 @@ describe("checkChainTrace: the fields a reader prints", () => {
   it("ends the message of a policy refused with one period, not two", () => {
     const error = thrown(() => exportTraceJson({ ...trace, policy: { maxToolCalls: -5 } } as unknown as ChainTrace));
     expect(error.message).toBe(
-      "exportTraceJson(): not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer >= 0; got -5. " +
+      "exportTraceJson(): not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer from 0 to 1000000; got -5. " +
         "Load one with a TraceStore or loadTraceFile.",
     );
   });

@@ -531,7 +531,7 @@ describe("FileTraceStore", () => {
     await write(chainStartEvent("hand-made", { policy: { maxToolCalls: -5 } as never }), chainEndEvent());
     await expectCode(loadTraceFile(path), "TRACE_INVALID");
     await expect(loadTraceFile(path)).rejects.toThrow(
-      `${path}: not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer >= 0; got -5 (a damaged or hand-edited file?).`,
+      `${path}: not a chain trace: its policy is not one a chain could have run under: ChainPolicy.maxToolCalls must be an integer from 0 to 1000000; got -5 (a damaged or hand-edited file?).`,
     );
     await write(chainStartEvent("hand-made"), chainEndEvent({ status: "error", error: null as never }));
     await expect(loadTraceFile(path)).rejects.toThrow(`${path}: Trace event 1 (chain-end) has a malformed "error".`);
