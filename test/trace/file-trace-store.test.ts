@@ -484,6 +484,36 @@ describe("FileTraceStore", () => {
     await expect(store.list({ limit: -1 })).rejects.toThrow(/limit/);
   });
 
+  it("reads large trace files one at a time when listing (a store of them costs the memory of one)", async () => {
+    const dir = await freshDir();
+    const writer = new FileTraceStore({ dir, fsync: false });
+    for (const id of ["s1", "s2", "s3"]) {
+      await writer.append(id, chainStartEvent(id));
+      await writer.append(id, chainEndEvent());
+    }
+    await writer.close();
+    // Sparse hand-made files past 8 MiB: zeros, read whole by a load, listed as nothing.
+    for (const id of ["big1", "big2", "big3", "big4"]) {
+      await writeFile(join(dir, `${id}.trace`), "");
+      await truncate(join(dir, `${id}.trace`), 20 * 1024 * 1024);
+    }
+    const store = new FileTraceStore({ dir });
+    const load = store.load.bind(store);
+    let inFlight = 0;
+    let most = 0;
+    vi.spyOn(store, "load").mockImplementation(async (chainId: string) => {
+      const large = chainId.startsWith("big");
+      if (large) most = Math.max(most, ++inFlight);
+      try {
+        return await load(chainId);
+      } finally {
+        if (large) inFlight--;
+      }
+    });
+    expect((await store.list()).map((summary) => summary.chainId).sort()).toEqual(["s1", "s2", "s3"]);
+    expect(most).toBe(1);
+  });
+
   it("lists nothing when the folder does not exist yet", async () => {
     expect(await new FileTraceStore({ dir: await freshDir() }).list()).toEqual([]);
     expect(await new FileTraceStore({ dir: await freshDir() }).chainIds()).toEqual([]);
