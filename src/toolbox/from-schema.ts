@@ -1,10 +1,15 @@
 /**
  * `FromSchema<S>`: the TypeScript type of the values a JSON Schema literal accepts. Compact on
  * purpose: it reads the keywords tools use (`type`, `properties`, `required`, `items`, `enum`,
- * `const`, `anyOf`, `oneOf`, `additionalProperties`) and falls back to `unknown` for anything
- * else (`$ref`, `not`, `if`/`then`, a schema widened to plain `JsonSchema`).
+ * `const`, `anyOf`, `oneOf`, `additionalProperties`, and `nullable` as ajv reads it) and falls
+ * back to `unknown` for anything else (`$ref`, `not`, `if`/`then`, a schema widened to plain
+ * `JsonSchema`).
  *
  * Precedence: `const` > `enum` > `anyOf` > `oneOf` > `type`. A `type` array is a union.
+ * `anyOf`/`oneOf` beside `type` or `properties` narrows them: the two are intersected, so
+ * `{ properties: { id, email }, anyOf: [{ required: ["id"] }, { required: ["email"] }] }` keeps
+ * its members (a branch that only requires keys adds nothing a type can say). `nullable: true`
+ * adds `null`.
  * @module
  */
 
@@ -76,16 +81,26 @@ type FromTypeName<T, S> = T extends "string"
  * type Args = FromSchema<typeof schema>; // { q: string }
  * ```
  */
-export type FromSchema<S> = S extends { readonly const: infer C }
+export type FromSchema<S> = S extends { readonly nullable: true } ? FromCore<S> | null : FromCore<S>;
+
+type FromCore<S> = S extends { readonly const: infer C }
   ? C
   : S extends { readonly enum: readonly (infer E)[] }
     ? E
     : S extends { readonly anyOf: readonly (infer U)[] }
-      ? FromSchema<U>
+      ? WithSiblings<S, FromSchema<U>>
       : S extends { readonly oneOf: readonly (infer U)[] }
-        ? FromSchema<U>
-        : S extends { readonly type: readonly (infer T)[] }
-          ? FromTypeName<T, S>
-          : S extends { readonly type: infer T }
-            ? FromTypeName<T, S>
-            : unknown;
+        ? WithSiblings<S, FromSchema<U>>
+        : FromType<S>;
+
+/** `S`'s `type` (or its `properties`, without a `type`) as a type; `unknown` when it has neither. */
+type FromType<S> = S extends { readonly type: readonly (infer T)[] }
+  ? FromTypeName<T, S>
+  : S extends { readonly type: infer T }
+    ? FromTypeName<T, S>
+    : S extends { readonly properties: object }
+      ? FromObject<S>
+      : unknown;
+
+/** The branches' type `B`, narrowing what `S`'s own `type` or `properties` say, when it says any. */
+type WithSiblings<S, B> = S extends { readonly type: unknown } | { readonly properties: object } ? FromType<S> & B : B;

@@ -37,6 +37,22 @@ describe("FromSchema", () => {
     expectTypeOf<FromSchema<{ oneOf: readonly [{ const: "a" }, { type: "boolean" }] }>>().toEqualTypeOf<"a" | boolean>();
   });
 
+  it("adds null for nullable, and keeps members beside anyOf/oneOf branches", () => {
+    expectTypeOf<FromSchema<{ type: "string"; nullable: true }>>().toEqualTypeOf<string | null>();
+    type Note = FromSchema<{ type: "object"; properties: { note: { type: "string"; nullable: true } } }>;
+    expectTypeOf<Note>().toEqualTypeOf<{ note?: string | null }>();
+    // "id or email required": the branches only require keys, the members stay typed.
+    type Either = FromSchema<{
+      type: "object";
+      properties: { id: { type: "string" }; email: { type: "string" } };
+      anyOf: readonly [{ required: readonly ["id"] }, { required: readonly ["email"] }];
+    }>;
+    expectTypeOf<Either>().toEqualTypeOf<{ id?: string; email?: string }>();
+    // Branches with types of their own narrow the siblings.
+    type Kind = FromSchema<{ type: "object"; properties: { n: { type: "number" } }; oneOf: readonly [{ properties: { a: { type: "string" } } }, { properties: { b: { type: "boolean" } } }] }>;
+    expectTypeOf<Kind>().toEqualTypeOf<{ n?: number } & ({ a?: string } | { b?: boolean })>();
+  });
+
   it("types additionalProperties and falls back to unknown", () => {
     expectTypeOf<FromSchema<{ type: "object" }>>().toEqualTypeOf<Record<string, unknown>>();
     expectTypeOf<FromSchema<{ type: "object"; additionalProperties: { type: "number" } }>>().toEqualTypeOf<{
