@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { ChainRuntimeError } from "../index.ts";
+import { suggestNames } from "../kernel/suggest-names.ts";
 
 /**
  * `parseArgs` for one command, strict, with its mistakes (an unknown option, a missing value)
@@ -19,6 +20,16 @@ export function parseCommandLine<const T extends NonNullable<ParseArgsConfig["op
   try {
     parsed = parseArgs({ args: joinNegativeValues(args, options), options, allowPositionals: true, allowNegative: true, strict: true });
   } catch (error) {
+    const unknown = (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /'(-[^']*)'/u.exec(String((error as Error).message))?.[1] : undefined;
+    if (unknown !== undefined) {
+      const names = Object.keys(options).map((name) => `--${name}`);
+      const near = suggestNames(unknown, names);
+      throw new ChainRuntimeError(
+        "CLI_USAGE",
+        `isochain ${command}: unknown option ${unknown}${near.length > 0 ? `; did you mean ${near.join(" or ")}?` : ""} (options: ${names.join(", ")}; see isochain --help)`,
+        { cause: error, details: { command, option: unknown } },
+      );
+    }
     const message = error instanceof Error ? error.message : String(error);
     throw new ChainRuntimeError("CLI_USAGE", `isochain ${command}: ${message} (see isochain --help)`, { cause: error });
   }

@@ -22,9 +22,12 @@ export async function formatRun(run: ChainRunResult, options: FormatRunOptions):
     if (run.error.codeFrame) out.push(run.error.codeFrame);
   }
   if (run.warnings) out.push("", ...run.warnings.map((warning) => `warning (${warning.code}): ${warning.message}`));
-  out.push("", "return value:");
-  if (run.returnArtifactRef) out.push(`  (offloaded) ${run.returnArtifactRef}`);
-  else out.push(indent(run.returnValue === undefined ? "undefined" : JSON.stringify(run.returnValue, null, 2)));
+  // A run that did not end ok returned nothing: no section ("undefined" would read as a value).
+  if (run.status === "ok") {
+    out.push("", "return value:");
+    if (run.returnArtifactRef) out.push(`  (offloaded) ${run.returnArtifactRef}`);
+    else out.push(indent(run.returnValue === undefined ? "undefined" : JSON.stringify(run.returnValue, null, 2)));
+  }
   if (run.outputText) out.push("", "console output:", indent(run.outputText.replace(/\n$/, "")));
   out.push("", "trace:");
   const rows = run.callTrace.map((record) => [

@@ -94,6 +94,9 @@ export async function replayCommand(args: readonly string[]): Promise<number> {
   }
   const suspended = trace.outcome?.status === "suspended";
   const decision = values.decision;
+  if (decision !== undefined && !isApprovalDecision(decision)) {
+    throw new ChainRuntimeError("CLI_USAGE", `--decision must be approved, denied or skipped; got ${JSON.stringify(decision)}.`);
+  }
   if (suspended && !isApprovalDecision(decision)) {
     writeErr(`isochain replay --resume: chain ${trace.chainId} is suspended for approval; pass --decision approved|denied|skipped\n`);
     return EXIT_USAGE;

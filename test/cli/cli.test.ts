@@ -119,6 +119,8 @@ describe("isochain CLI: run, trace, replay", () => {
   it("trace show marks the failing line of a script that threw", () => {
     const run = isochain("run", BROKEN, "--tools", TOOLS, "--approve", "deny");
     expect(run.code).toBe(1);
+    // It returned nothing: no "return value: undefined" section, which would read as a value.
+    expect(run.stdout).not.toContain("return value:");
     const show = isochain("trace", "show", savedTraceId(run.stdout));
     expect(show.stdout).toContain("error [runtime] at line 4");
     expect(show.stdout).toContain("> 4 | return first.notAField.length;");
@@ -167,6 +169,9 @@ describe("isochain CLI: run, trace, replay", () => {
     const noDecision = isochain("replay", id, "--resume", "--tools", TOOLS);
     expect(noDecision.code).toBe(2);
     expect(noDecision.stderr).toContain("--decision approved|denied|skipped");
+    const badDecision = isochain("replay", id, "--resume", "--decision", "maybe", "--tools", TOOLS);
+    expect(badDecision.code).toBe(2);
+    expect(badDecision.stderr).toContain('CLI_USAGE: --decision must be approved, denied or skipped; got "maybe".');
 
     const resumed = isochain("replay", id, "--resume", "--decision", "approved", "--tools", TOOLS);
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -540,6 +545,13 @@ describe("isochain CLI: exit codes and stray arguments", () => {
     const help = isochain("--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/Exit codes:\n {2}0 {2}done.*\n {2}1 {2}the chain ended in error.*\n {2}2 {2}could not do what was asked[^]*\n {2}3 {2}the chain is suspended/);
+  });
+
+  it("names an unknown option and the one it is close to", () => {
+    const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--maxcalls", "3");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("CLI_USAGE: isochain run: unknown option --maxcalls; did you mean --max-calls? (options: ");
+    expect(isochain("trace", "ls", "--limt", "2").stderr).toContain("unknown option --limt; did you mean --limit?");
   });
 
   it("refuses extra positional arguments", () => {
