@@ -1,6 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { ChainRuntimeError } from "../index.ts";
-import { suggestNames } from "../kernel/suggest-names.ts";
+import { ChainRuntimeError, suggestNames } from "../index.ts";
 
 /**
  * `parseArgs` for one command, strict, with its mistakes (an unknown option, a missing value)

@@ -1,6 +1,7 @@
 /**
- * Internal to isochain (not re-exported by the kernel's index): "did you mean" for names a
- * caller or a model got slightly wrong (tools, policy fields).
+ * "Did you mean" for names a caller or a model got slightly wrong (tools, policy fields, CLI
+ * options). {@link suggestNames} is public (the CLI and embedders' own messages use it);
+ * `editDistance` is internal.
  * @module
  */
 
