@@ -41,7 +41,7 @@ import {
   type ToolRisk,
 } from "../kernel/index.ts";
 import { APPROVAL_DECISIONS, isApprovalDecision } from "../approval/check-approval-args.ts";
-import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption, refuseToolsBesideToolbox } from "../kernel/check-option-shape.ts";
 import { Toolbox } from "../toolbox/toolbox.ts";
 import type { ChainTrace, TraceCallEntry } from "../trace/chain-trace.ts";
 import { fingerprintToolbox } from "../trace/fingerprint-toolbox.ts";
@@ -343,6 +343,7 @@ function checkReplayOptions(options: ReplayOptions): void {
     refuse("toolbox", "a Toolbox", toolbox, "; wrap the tools in one (toolbox: new Toolbox([...])) or pass them as tools: [...]");
   }
   if (tools !== undefined && !isIterableObject(tools)) refuse("tools", "an array of tools", tools);
+  refuseToolsBesideToolbox(owner, options);
   if (traceStore !== undefined) checkMethods(owner, "traceStore", "a TraceStore, e.g. new FileTraceStore({ dir })", traceStore, ["append", "load", "list"]);
   if (blobStore !== undefined) checkMethods(owner, "blobStore", "a BlobStore, e.g. the one the original run used", blobStore, BLOB_STORE_METHODS);
   if (approvalHandler !== undefined) checkMethods(owner, "approvalHandler", "an ApprovalHandler", approvalHandler, ["request"]);
@@ -429,7 +430,14 @@ function checkDecisions(trace: ChainTrace, options: ReplayOptions, inherited: Re
   // A call suspended for approval never ran: it is decided by an approval, and an in-doubt
   // decision on it would be taken and never read (the resume asks its approval, whatever it says).
   for (const callId of suspendedIds) inDoubtIds.delete(callId);
-  const check = (field: "inDoubt" | "approvals", valid: (value: unknown) => boolean, allowed: string, calls: ReadonlySet<string>, what: string): void => {
+  const check = (
+    field: "inDoubt" | "approvals",
+    valid: (value: unknown) => boolean,
+    allowed: string,
+    calls: ReadonlySet<string>,
+    [what, whats]: readonly [string, string],
+    hint = "",
+  ): void => {
     const decisions: unknown = options[field];
     if (decisions === undefined) return;
     if (typeof decisions !== "object" || decisions === null || Array.isArray(decisions)) {
@@ -448,15 +456,22 @@ function checkDecisions(trace: ChainTrace, options: ReplayOptions, inherited: Re
         const reason =
           field === "inDoubt" && suspendedIds.has(callId)
             ? `${callId} of chain ${trace.chainId} is suspended waiting for approval (it never ran), not in doubt: decide it with approvals (--decision on the CLI).`
-            : `chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? `it has none` : `its ${what}s are ${known}`}.`;
+            : `chain ${trace.chainId} has no ${what} ${callId}; ${known === "" ? "it has none" : `${calls.size === 1 ? `its ${what} is` : `its ${whats} are`} ${known}`}${hint}.`;
         throw new ChainRuntimeError("ARGUMENT_INVALID", `replay() ${field}.${callId}: ${reason}`, {
           details: { argument: `${field}.${callId}`, reason, known: [...calls] },
         });
       }
     }
   };
-  check("inDoubt", (value) => IN_DOUBT_DECISIONS.includes(value as InDoubtDecision), quoteChoices(IN_DOUBT_DECISIONS), inDoubtIds, "in-doubt call");
-  check("approvals", isApprovalDecision, quoteChoices(APPROVAL_DECISIONS), suspendedIds, "call suspended for approval");
+  check("inDoubt", (value) => IN_DOUBT_DECISIONS.includes(value as InDoubtDecision), quoteChoices(IN_DOUBT_DECISIONS), inDoubtIds, ["in-doubt call", "in-doubt calls"]);
+  check(
+    "approvals",
+    isApprovalDecision,
+    quoteChoices(APPROVAL_DECISIONS),
+    suspendedIds,
+    ["call suspended for approval", "calls suspended for approval"],
+    " (approvals are keyed by call id, the request's callId, not its id)",
+  );
 }
 
 /** `"a", "b" or "c"`. */

@@ -67,7 +67,7 @@ import {
   type ToolRisk,
   TOOL_NAME_PATTERN,
 } from "../kernel/index.ts";
-import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption } from "../kernel/check-option-shape.ts";
+import { BLOB_STORE_METHODS, checkHooks, checkMethods, checkOptionNames, describeKind, isAbortSignalLike, optionNames, refuseOption, refuseToolsBesideToolbox } from "../kernel/check-option-shape.ts";
 import { fireHook } from "../kernel/fire-hook.ts";
 import { jsonDepthExceeds } from "../kernel/json-depth.ts";
 import type { Skill } from "../skills/skill.ts";
@@ -1141,6 +1141,7 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
       refuseOption(owner, "tools", "a list of tools (an array or another iterable)", `got ${describeKind(tools)}`);
     }
   }
+  refuseToolsBesideToolbox(owner, options);
   const { toolbox, driver, name } = options;
   // Duck-typed: a Toolbox from another copy of the package works as well.
   if (toolbox !== undefined && typeof (toolbox as Partial<Toolbox> | null)?.callable !== "function") {

@@ -62,6 +62,13 @@ export function refuseOption(owner: string, argument: string, expected: string, 
   throw new ChainRuntimeError("ARGUMENT_INVALID", `${owner} options.${argument} must be ${expected}; ${why}.`, { details: { argument, ...details } });
 }
 
+/** Refuses `tools` given beside `toolbox`: one of them would be ignored without a word. */
+export function refuseToolsBesideToolbox(owner: string, options: { readonly toolbox?: unknown; readonly tools?: unknown }): void {
+  if (options.toolbox !== undefined && options.tools !== undefined) {
+    refuseOption(owner, "tools", "left out when toolbox is given", "got both, and tools would be ignored: put every tool in the one Toolbox");
+  }
+}
+
 /** Duck-typed: a signal from another realm or a polyfill is an AbortSignal too. */
 export function isAbortSignalLike(value: unknown): boolean {
   if (typeof value !== "object" || value === null) return false;

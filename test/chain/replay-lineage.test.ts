@@ -151,6 +151,13 @@ describe("resuming a resume that stopped before it reached its parent's calls", 
     const original = await suspendedRun(store);
     const first = await deadResume(store, original, "dead-1");
     const second = await deadResume(store, first, "dead-2");
+    // Keyed by the request's id (its natural key in a UI): refused, saying what the key is.
+    const requestId = original.approvalRequests[0]?.id ?? "";
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const byRequest = await replay(second, { mode: "resume", traceStore: store, tools, approvals: { [requestId]: "denied" }, driver: "in-process" }).catch((error: unknown) => error);
+    expect((byRequest as Error).message).toContain(
+      `has no call suspended for approval ${requestId}; its call suspended for approval is c1 (approvals are keyed by call id, the request's callId, not its id).`,
+    );
     const report = await replay(second, { mode: "resume", traceStore: store, tools, approvals: { c1: "denied" }, driver: "in-process" });
     expect(effects).toEqual(["charge 42"]);
     expect(report.run.returnValue).toEqual(["ok", "denied"]);

@@ -107,7 +107,7 @@ describe("functions that take a trace refuse what is not one, with a typed error
     };
     expect(await refusal({ inDoubt: { c0: "yes" } })).toMatch(/^ARGUMENT_INVALID: .*inDoubt\.c0 must be "assume-done" or "re-execute"; got "yes"/);
     expect(await refusal({ inDoubt: { c0: "RE-EXECUTE" } })).toMatch(/^ARGUMENT_INVALID/);
-    expect(await refusal({ inDoubt: { c9: "assume-done" } })).toMatch(/^ARGUMENT_INVALID: .*has no in-doubt call c9; its in-doubt calls are c0/);
+    expect(await refusal({ inDoubt: { c9: "assume-done" } })).toMatch(/^ARGUMENT_INVALID: .*has no in-doubt call c9; its in-doubt call is c0\.$/);
     expect(await refusal({ inDoubt: 42 })).toMatch(/^ARGUMENT_INVALID: .*inDoubt must be an object/);
     expect(await refusal({ approvals: { c0: "maybe" } })).toMatch(/^ARGUMENT_INVALID: .*approvals\.c0 must be "approved", "denied" or "skipped"/);
     // The chain was not suspended: an approval decision would never be read.

@@ -148,6 +148,18 @@ describe("sandbox driver sizes", () => {
     expect(isChainRuntimeError(noTools) && noTools.code).toBe("ARGUMENT_INVALID");
   });
 
+  it("ToolChainTool and replay() refuse tools beside a toolbox (one of them would be ignored)", async () => {
+    const trace = await aTrace();
+    const box = new Toolbox([]);
+    const chainError = await refusal(() => new ToolChainTool({ toolbox: box, tools: [], driver: "in-process" }));
+    expect(isChainRuntimeError(chainError) && [chainError.code, chainError.details]).toEqual(["ARGUMENT_INVALID", { argument: "tools" }]);
+    expect((chainError as Error).message).toBe(
+      "ToolChainTool options.tools must be left out when toolbox is given; got both, and tools would be ignored: put every tool in the one Toolbox.",
+    );
+    const replayError = await refusal(() => replay(trace, { mode: "resume", toolbox: box, tools: [], traceStore: new MemoryTraceStore() }));
+    expect(isChainRuntimeError(replayError) && replayError.message).toContain("replay() options.tools must be left out when toolbox is given");
+  });
+
   it("replay() refuses a resume without a traceStore: nothing would stop a second resume from running the same calls again", async () => {
     const trace = await aTrace();
     const noStore = await refusal(() => replay(trace, { mode: "resume", tools: [], driver: "in-process" }));
