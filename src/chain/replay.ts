@@ -623,15 +623,24 @@ async function claimResume(store: TraceStore, chainId: string, resumedAs: string
   if (typeof store.claimResume !== "function") return;
   const holder = await store.claimResume(chainId, resumedAs);
   if (holder === undefined) return;
-  const traced = isTraceChainId(holder) && (await store.load(holder).then(() => true, () => false));
+  // Loaded, not found, or there but unreadable: each says something else about that resume.
+  const found: true | "missing" | Error = isTraceChainId(holder)
+    ? await store.load(holder).then(
+        () => true as const,
+        (error: unknown) => (isChainRuntimeError(error) && error.code === "TRACE_NOT_FOUND" ? "missing" : error instanceof Error ? error : new Error(String(error))),
+      )
+    : "missing";
   const force = "force it (force: true, or --force on the CLI)";
   throw new ChainRuntimeError(
     "REPLAY_FAILED",
-    traced
+    found === true
       ? `Chain ${chainId} was already resumed as chain ${holder}: resuming it again could repeat the calls that resume ran. Resume ${holder} instead (or ${force}).`
-      : `Chain ${chainId} is being resumed as chain ${holder} by another caller, or was resumed into another trace store, or that resume ` +
+      : found === "missing"
+        ? `Chain ${chainId} is being resumed as chain ${holder} by another caller, or was resumed into another trace store, or that resume ` +
           `stopped before it logged anything: resuming it again could repeat the calls it runs. Wait for it and resume ${holder} (from the ` +
-          `store that holds it); if no resume is running and it logged nothing, ${force}.`,
+          `store that holds it); if no resume is running and it logged nothing, ${force}.`
+        : `Chain ${chainId} was already resumed as chain ${holder}, whose trace is in the store but cannot be read (${found.message}): ` +
+          `resuming ${chainId} again would repeat the calls ${holder} ran, and so would forcing it. Repair or restore ${holder}'s trace and resume that.`,
     { details: { chainId, resumedAs: holder } },
   );
 }
