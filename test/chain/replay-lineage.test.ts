@@ -5,7 +5,7 @@
  * calls than were done; a resume of that trace answers the rest from the line of chains it
  * resumes, never runs them again.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -173,5 +173,23 @@ describe("resuming a resume that stopped before it reached its parent's calls", 
     expect(isChainRuntimeError(error) && error.code).toBe("REPLAY_FAILED");
     expect((error as Error).message).toContain(`resumes chain ${original.chainId}, whose trace is not in the store`);
     expect(effects).toEqual(["charge 42"]);
+  });
+
+  it("says a chain was resumed into a trace that is there but damaged, and that forcing would repeat its calls", async () => {
+    effects.length = 0;
+    const store = fileStore();
+    const original = await suspendedRun(store);
+    const first = await replay(original, { mode: "resume", traceStore: store, tools, approvals: { c1: "approved" }, driver: "in-process" });
+    expect(effects).toEqual(["charge 42", "ship 7"]);
+    // One byte of the resume's second record damaged: the file is there, and does not load.
+    const path = join(store.dir, `${first.run.chainId}.trace`);
+    const bytes = readFileSync(path);
+    bytes[4 + bytes.readUInt32BE(0) + 4] ^= 0xff;
+    writeFileSync(path, bytes);
+    const again = await replay(original, { mode: "resume", traceStore: store, tools, approvals: { c1: "approved" }, driver: "in-process" }).catch((caught: unknown) => caught);
+    expect(isChainRuntimeError(again) && again.code).toBe("REPLAY_FAILED");
+    expect((again as Error).message).toContain(`was already resumed as chain ${first.run.chainId}, whose trace is in the store but cannot be read (`);
+    expect((again as Error).message).toContain("and so would forcing it");
+    expect(effects).toEqual(["charge 42", "ship 7"]);
   });
 });
