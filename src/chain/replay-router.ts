@@ -175,9 +175,12 @@ export class ReplayRouter implements CallRouter {
         actual,
         diff,
         message: [
-          entry.tool === tool
-            ? `Call ${callId} (tools.${tool}) differs from the trace: other arguments.`
-            : `Call ${callId} differs from the trace: expected tools.${entry.tool}, got tools.${tool}.`,
+          entry.tool !== tool
+            ? `Call ${callId} differs from the trace: expected tools.${entry.tool}, got tools.${tool}.`
+            : diff.length === 0 && entry.args !== undefined
+              ? // The recorded arguments are the script's, but not what the recorded digest is of.
+                `Call ${callId} (tools.${tool}) has the arguments the trace records, but not the digest it records for them: the trace was damaged or edited.`
+              : `Call ${callId} (tools.${tool}) differs from the trace: other arguments.`,
           ...diff.map((line) => `  ${line}`),
         ].join("\n"),
       });

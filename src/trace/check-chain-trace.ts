@@ -77,7 +77,9 @@ export function chainTraceProblem(trace: unknown): string | undefined {
       return `calls[${index}] is not { callId, seq, tool, state, ... }`;
     }
     if (!CALL_STATES.has(call.state)) return `calls[${index}].state is ${JSON.stringify(call.state)}, not "started", "completed" or "in-doubt"`;
-    if (typeof call.argsDigest !== "string") return `calls[${index}].argsDigest is ${describe(call.argsDigest)}, not a string`;
+    if (typeof call.argsDigest !== "string" || !/^[0-9a-f]{64}$/u.test(call.argsDigest)) {
+      return `calls[${index}].argsDigest is ${describe(call.argsDigest)}, not a sha256 digest (64 lowercase hex digits)`;
+    }
     if (call.resultSeq !== undefined && !(Number.isSafeInteger(call.resultSeq) && (call.resultSeq as number) >= 0)) return `calls[${index}].resultSeq is not an integer >= 0`;
     // A replay hands a recorded result to the script as it is: it must be one the invoker could
     // have returned (as a trace file's results are checked when it is folded).

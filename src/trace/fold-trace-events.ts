@@ -175,6 +175,8 @@ function invalid(message: string, details: Record<string, unknown>): ChainRuntim
 }
 
 const isString = (value: unknown): boolean => typeof value === "string";
+/** A sha256 digest as the writers make it: 64 lowercase hex digits. */
+const isSha256Hex = (value: unknown): boolean => typeof value === "string" && /^[0-9a-f]{64}$/u.test(value);
 const isNumber = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value);
 const isObject = (value: unknown): boolean => typeof value === "object" && value !== null;
 /** An epoch-milliseconds time a `Date` can hold (within ±8.64e15): what a trace's times are printed and replayed as. */
@@ -265,7 +267,7 @@ const REQUIRED_FIELDS: Readonly<Record<TraceEvent["type"], Readonly<Record<strin
     callId: isString,
     seq: (value) => Number.isInteger(value) && (value as number) >= 0,
     tool: isString,
-    argsDigest: isString,
+    argsDigest: isSha256Hex,
     startedAt: isTime,
   },
   "tool-result": {

@@ -184,7 +184,8 @@ describe("resuming a resume that stopped before it reached its parent's calls", 
     // One byte of the resume's second record damaged: the file is there, and does not load.
     const path = join(store.dir, `${first.run.chainId}.trace`);
     const bytes = readFileSync(path);
-    bytes[4 + bytes.readUInt32BE(0) + 4] ^= 0xff;
+    const at = 4 + bytes.readUInt32BE(0) + 4;
+    bytes.writeUInt8((bytes.readUInt8(at) ^ 0xff) & 0xff, at);
     writeFileSync(path, bytes);
     const again = await replay(original, { mode: "resume", traceStore: store, tools, approvals: { c1: "approved" }, driver: "in-process" }).catch((caught: unknown) => caught);
     expect(isChainRuntimeError(again) && again.code).toBe("REPLAY_FAILED");

@@ -36,6 +36,15 @@ describe("functions that take a trace refuse what is not one, with a typed error
   });
   afterAll(() => chain.close());
 
+  it("a replay names a recorded digest that does not match the recorded arguments as damage, not as other arguments", async () => {
+    const edited = withCall({ argsDigest: "0".repeat(64) }) as ChainTrace;
+    const report = await replay(edited, { mode: "strict", driver: "in-process" });
+    expect(report.divergence).toMatchObject({ kind: "call-mismatch", callId: "c0", diff: [] });
+    expect(report.divergence?.message).toBe(
+      "Call c0 (tools.echo) has the arguments the trace records, but not the digest it records for them: the trace was damaged or edited.",
+    );
+  });
+
   it("a valid trace passes every entry point", async () => {
     expect(await codeOf(() => exportTraceJson(trace))).toBe("no throw");
     expect(await codeOf(() => traceToTest(trace))).toBe("no throw");
@@ -58,6 +67,7 @@ describe("functions that take a trace refuse what is not one, with a typed error
     // Recorded results reach the script as they are on replay: only what the invoker could return.
     "a call state that does not exist": () => withCall({ state: "whatever" }),
     "a call without an argument digest": () => withCall({ argsDigest: undefined }),
+    "an argument digest that is no sha256 digest": () => withCall({ argsDigest: "not-hex!" }),
     "a completed call whose result is null": () => withCall({ result: null }),
     "a completed call whose result is a string": () => withCall({ result: "pwned" }),
     'a result with status "weird"': () => withCall({ result: { status: "weird", text: "x" } }),
