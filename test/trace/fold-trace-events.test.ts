@@ -148,7 +148,7 @@ describe("foldTraceEvents", () => {
     expect(foldError([chainStartEvent("x"), chainEndEvent({ outputText: { a: 1 } as never })]).message).toBe('Trace event 1 (chain-end) has a malformed "outputText".');
     expect(foldError([chainStartEvent("x", { parentChainId: 5 as never })]).message).toBe('Trace event 0 (chain-start) has a malformed "parentChainId".');
     // A digest is a sha256 digest: anything else is a damaged or hand-made record.
-    expect(foldError([chainStartEvent("x"), { ...toolCallEvent(0), argsDigest: "not-hex!" }]).message).toBe('Trace event 1 (tool-call) has a malformed "argsDigest".');
+    expect(foldError([chainStartEvent("x"), { ...toolCallEvent(0), argsDigest: "not-hex!" }]).message).toBe('Trace event 1 (tool-call) has a missing or malformed "argsDigest".');
   });
 
   it("takes a complete error and leaves absent optional fields alone", () => {
