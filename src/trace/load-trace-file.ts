@@ -24,7 +24,9 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
   let trace: ChainTrace;
   try {
     // A damaged log, or a file that is not one, is refused by the decoder (see its torn-tail rule).
-    trace = foldTraceEvents(decodeTraceFrames(bytes).events);
+    const { events } = decodeTraceFrames(bytes);
+    if (events.length === 0 && bytes.length > 0) throw noWholeRecord(bytes);
+    trace = foldTraceEvents(events);
   } catch (error) {
     if (isChainRuntimeError(error) && error.code === "TRACE_INVALID") {
       if (isJsonObjectText(bytes)) throw jsonTraceError(path, bytes, error);
@@ -44,6 +46,18 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
  * whitespace, as a trace exported by `isochain trace export` (`exportTraceJson`) does. Asked only
  * of a file the decoder or the fold refused, so a log is never taken for one.
  */
+/** The error of a non-empty file that holds no whole record: all zeros, or a first record cut short. */
+function noWholeRecord(bytes: Buffer): ChainRuntimeError {
+  const zeros = bytes.every((byte) => byte === 0);
+  return new ChainRuntimeError(
+    "TRACE_INVALID",
+    zeros
+      ? `The trace log holds no record: its ${bytes.length} bytes are all zeros (a file system's leftover of a write cut short, or not a trace).`
+      : `The trace log holds no whole record: its first (the chain's start) is cut short at byte ${bytes.length} (a crash while the chain was starting?).`,
+    { details: { bytes: bytes.length } },
+  );
+}
+
 function isJsonObjectText(bytes: Buffer): boolean {
   let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d) at++;

@@ -154,7 +154,12 @@ describe("FileTraceStore", () => {
     const start = encodeTraceFrame(chainStartEvent("cut"));
     const cut = join(dir, "cut.trace");
     await writeFile(cut, start.subarray(0, start.length - 3));
-    await expect(loadTraceFile(cut)).rejects.toThrow(/has no chain-start event/);
+    await expect(loadTraceFile(cut)).rejects.toThrow(
+      `${cut}: The trace log holds no whole record: its first (the chain's start) is cut short at byte ${start.length - 3} (a crash while the chain was starting?).`,
+    );
+    const zeros = join(dir, "zeros.trace");
+    await writeFile(zeros, Buffer.alloc(4096));
+    await expect(loadTraceFile(zeros)).rejects.toThrow(`${zeros}: The trace log holds no record: its 4096 bytes are all zeros`);
   });
 
   it("reports a corrupt frame in the middle of a file as TRACE_INVALID", async () => {
