@@ -81,7 +81,7 @@ type FromTypeName<T, S> = T extends "string"
  * type Args = FromSchema<typeof schema>; // { q: string }
  * ```
  */
-export type FromSchema<S> = S extends { readonly nullable: true } ? FromCore<S> | null : FromCore<S>;
+export type FromSchema<S> = S extends false ? never : S extends { readonly nullable: true } ? FromCore<S> | null : FromCore<S>;
 
 type FromCore<S> = S extends { readonly const: infer C }
   ? C

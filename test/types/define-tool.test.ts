@@ -37,6 +37,17 @@ describe("FromSchema", () => {
     expectTypeOf<FromSchema<{ oneOf: readonly [{ const: "a" }, { type: "boolean" }] }>>().toEqualTypeOf<"a" | boolean>();
   });
 
+  it("takes boolean subschemas, as draft-07 allows: true accepts anything, false nothing", () => {
+    const tool = defineTool({
+      name: "flags",
+      description: "d",
+      inputSchema: { type: "object", properties: { never: false, anything: true, list: { type: "array", items: true } }, anyOf: [true] } as const,
+      execute: (args) => args,
+    });
+    expectTypeOf<Parameters<typeof tool.execute>[0]>().toEqualTypeOf<{ never?: never; anything?: unknown; list?: unknown[] }>();
+    expect(tool.inputSchema.properties?.never).toBe(false);
+  });
+
   it("adds null for nullable, and keeps members beside anyOf/oneOf branches", () => {
     expectTypeOf<FromSchema<{ type: "string"; nullable: true }>>().toEqualTypeOf<string | null>();
     type Note = FromSchema<{ type: "object"; properties: { note: { type: "string"; nullable: true } } }>;
