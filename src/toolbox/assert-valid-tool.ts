@@ -350,7 +350,9 @@ function describeObject(proto: object): string {
   // Only the prototype's own constructor names a class: `Object.create({ ... })` inherits Object's.
   const constructor: unknown = Object.hasOwn(proto, "constructor") ? (proto as { constructor?: unknown }).constructor : undefined;
   const name = typeof constructor === "function" ? constructor.name : "";
-  return typeof name === "string" && name !== "" ? `an instance of ${clipText(name, MAX_QUOTE_CHARS)}` : "an object with a custom prototype";
+  if (typeof name === "string" && name !== "") return `an instance of ${clipText(name, MAX_QUOTE_CHARS)}`;
+  // What `{ __proto__: { ... } }` makes: the literal key sets the prototype, it is no member.
+  return 'an object with a custom prototype (a "__proto__" key written in an object literal sets the prototype: write it as ["__proto__"] to mean a member)';
 }
 
 /** A key as JSON text (a lone surrogate escaped), cut to a readable length. */

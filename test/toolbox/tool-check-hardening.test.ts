@@ -43,6 +43,11 @@ describe("a schema must be JSON data that JSON writes as it is", () => {
     ["a RegExp", withProperty({ type: "string", pattern: /x/ }), "/properties/a/pattern is an instance of RegExp"],
     ["a class instance", new Schema(), "the root is an instance of Schema"],
     ["inherited keywords", { type: "object", properties: Object.create({ a: { type: "string" } }) }, "/properties is an object with a custom prototype"],
+    [
+      "a __proto__ key in a literal (it sets the prototype)",
+      { type: "object", properties: { __proto__: { type: "string" } } },
+      '/properties is an object with a custom prototype (a "__proto__" key written in an object literal sets the prototype: write it as ["__proto__"] to mean a member)',
+    ],
     ["undefined in an array", withProperty({ enum: [1, undefined] }), "/properties/a/enum/1 is undefined, which JSON writes as null"],
     ["a hole in an array", withProperty({ enum: [1, , 3] }), "/properties/a/enum/1 is an empty slot"],
     ["an array with a property besides its items", { type: "object", required: Object.assign(["a"], { extra: 1 }) }, '/required has a property "extra" besides its items'],
