@@ -316,10 +316,33 @@ describe("ToolInvoker result shaping", () => {
       expect(result.text).toContain("no blob store");
     });
 
+    it("refuses a ref passed so many times that its copies would pass the resolved bound (each copy costs the host its content)", async () => {
+      const store = new MemoryBlobStore();
+      const ref = await store.put("x".repeat(1024 * 1024));
+      const tool = localTool("render", () => "ok", {
+        inputSchema: { type: "object", properties: { parts: { type: "array", items: { type: "string", maxLength: 2_000_000 } } } },
+      });
+      const invoker = makeInvoker([tool], { blobStore: store });
+      const session = invoker.openSession();
+      const many = await invoker.invoke({ name: "render", arguments: { parts: Array.from({ length: 65 }, () => ({ $artifact: ref })) } }, { session });
+      expect(many).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      expect(many.text).toBe(
+        `The arguments would hold ${65 * 1024 * 1024} characters once their artifacts are resolved (at most ${64 * 1024 * 1024}; ${ref} is passed 65 times). ` +
+          "Pass each artifact once, or fewer of them per call.",
+      );
+      expect(tool.calls).toHaveLength(0);
+      const some = await invoker.invoke({ name: "render", arguments: { parts: Array.from({ length: 64 }, () => ({ $artifact: ref })) } }, { session });
+      expect(some.status).toBe("ok");
+    });
+
     it("refuses a malformed ref with INVALID_ARGUMENTS", async () => {
       const invoker = makeInvoker([localTool("render", () => "ok")], { blobStore: new MemoryBlobStore() });
       const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: "nope" } } }, { session: invoker.openSession() });
       expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      // A script chooses the ref and the path: both are cut in the failure (4 MB of either was quoted whole).
+      const huge = await invoker.invoke({ name: "render", arguments: { ["k".repeat(1e6)]: { $artifact: "x".repeat(4e6) } } }, { session: invoker.openSession() });
+      expect(huge).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      expect(huge.text.length).toBeLessThan(1000);
     });
 
     it("validates an artifact argument as the string it becomes, then checks the content", async () => {

@@ -7,6 +7,7 @@ import {
   type BlobStore,
   type InvocationFailure,
 } from "../../kernel/index.ts";
+import { clipText, MAX_ERROR_MESSAGE_CHARS } from "../../kernel/bound-error-text.ts";
 import { containsArtifactArgument } from "../contains-artifact-argument.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 
@@ -16,6 +17,13 @@ export type ResolvedArguments =
   | { readonly ok: false; readonly failure: InvocationFailure };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Most characters the resolved arguments of one call may hold, every occurrence of a ref counted
+ * (64 Mi). A ref passed many times costs its content each time on the host's thread (a schema's
+ * `maxLength` walks each copy): 20 000 copies of a 1 MB artifact held the event loop 29 s.
+ */
+export const MAX_RESOLVED_ARGUMENT_CHARS = 64 * 1024 * 1024;
 
 /**
  * Gate 6, inbound artifact resolution: every `{ "$artifact": ref }` anywhere in the arguments
@@ -30,7 +38,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export async function resolveArtifactRefs(args: Record<string, unknown>, store: BlobStore | undefined): Promise<ResolvedArguments> {
   if (!containsArtifactArgument(args)) return { ok: true, args };
   const found = new Map<ArtifactRef, string>();
-  const malformed = collectRefs(args, "", found);
+  const uses = new Map<ArtifactRef, number>();
+  const malformed = collectRefs(args, "", found, uses);
   if (malformed !== undefined) return { ok: false, failure: malformed };
   if (found.size === 0) return { ok: true, args };
   if (store === undefined) {
@@ -63,10 +72,23 @@ export async function resolveArtifactRefs(args: Record<string, unknown>, store: 
       }
       return {
         ok: false,
-        failure: invocationFailure("STORE_FAILED", `Resolving artifact ${ref} for ${subject(path)} failed: ${outcome.message}`),
+        failure: invocationFailure("STORE_FAILED", `Resolving artifact ${ref} for ${subject(path)} failed: ${clipText(outcome.message, MAX_ERROR_MESSAGE_CHARS)}`),
       };
     }
     contents.set(ref, outcome);
+  }
+  let total = 0;
+  for (const [ref, content] of contents) total += content.length * (uses.get(ref as ArtifactRef) ?? 1);
+  if (total > MAX_RESOLVED_ARGUMENT_CHARS) {
+    const [ref, count] = [...uses].reduce((most, entry) => (entry[1] > most[1] ? entry : most));
+    return {
+      ok: false,
+      failure: invocationFailure(
+        "INVALID_ARGUMENTS",
+        `The arguments would hold ${total} characters once their artifacts are resolved (at most ${MAX_RESOLVED_ARGUMENT_CHARS}; ` +
+          `${ref} is passed ${count} time${count === 1 ? "" : "s"}). Pass each artifact once, or fewer of them per call.`,
+      ),
+    };
   }
   return { ok: true, args: replaceRefs(args, contents) as Record<string, unknown> };
 }
@@ -88,12 +110,12 @@ async function fetchContent(store: BlobStore, ref: ArtifactRef): Promise<FetchOu
   }
 }
 
-/** Records each ref with the first path it occurs at; returns a failure for a malformed ref. */
-function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, string>): InvocationFailure | undefined {
+/** Records each ref with the first path it occurs at, and how often it occurs; returns a failure for a malformed ref. */
+function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, string>, uses: Map<ArtifactRef, number>): InvocationFailure | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const failure = collectRefs(value[i], `${path}[${i}]`, found);
+      const failure = collectRefs(value[i], `${path}[${i}]`, found, uses);
       if (failure) return failure;
     }
     return undefined;
@@ -103,15 +125,16 @@ function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, strin
     if (!isArtifactRef(ref)) {
       return invocationFailure(
         "INVALID_ARGUMENTS",
-        `${subject(path)} has { "$artifact": ${JSON.stringify(ref)} }, which is not an artifact ref (sha256:<64 hex digits>). ` +
+        `${subject(path)} has { "$artifact": ${clipText(JSON.stringify(ref) ?? String(ref), MAX_QUOTED_CHARS)} }, which is not an artifact ref (sha256:<64 hex digits>). ` +
           "Pass the artifactRef of an earlier result unchanged.",
       );
     }
     if (!found.has(ref)) found.set(ref, path);
+    uses.set(ref, (uses.get(ref) ?? 0) + 1);
     return undefined;
   }
   for (const key of Object.keys(value)) {
-    const failure = collectRefs((value as Record<string, unknown>)[key], path === "" ? key : `${path}.${key}`, found);
+    const failure = collectRefs((value as Record<string, unknown>)[key], path === "" ? key : `${path}.${key}`, found, uses);
     if (failure) return failure;
   }
   return undefined;
@@ -145,6 +168,9 @@ function replaceRefs(value: unknown, contents: ReadonlyMap<string, string>): unk
   return out ?? value;
 }
 
+/** Longest argument path or malformed ref a failure quotes, characters (a script chooses both). */
+const MAX_QUOTED_CHARS = 200;
+
 function subject(path: string): string {
-  return path === "" ? "the arguments" : `argument "${path}"`;
+  return path === "" ? "the arguments" : `argument "${clipText(path, MAX_QUOTED_CHARS)}"`;
 }
