@@ -261,11 +261,10 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
         details: { frame: events.length, offset },
       });
     }
-    const unreadable = unreadableValue(event, 0);
-    if (unreadable !== undefined) {
+    if (holdsBigInt(event, 0)) {
       throw new ChainRuntimeError(
         "TRACE_INVALID",
-        `Trace frame ${events.length} at byte ${offset} holds ${unreadable}, which no writer logs: the log is damaged there (or was not written by isochain).`,
+        `Trace frame ${events.length} at byte ${offset} holds a BigInt, which no writer logs: the log is damaged there (or was not written by isochain).`,
         { details: { frame: events.length, offset } },
       );
     }
@@ -276,28 +275,24 @@ export function decodeTraceFrames(bytes: Uint8Array): DecodedTraceFrames {
 }
 
 /**
- * Deepest nesting of a decoded event: past the deepest value a run records (a result or return
- * value of 200 levels) inside the few levels of its event.
+ * True when a decoded event holds a BigInt, which no writer logs (the writer refuses integers
+ * past 64 bits, and reads 64-bit ones as numbers) and the code that reads a trace cannot print
+ * (a JSON export, a replay's diff): msgpackr's extension for large integers, or a typed array of
+ * them. Nesting is not bounded here: a writer logs a caller's raw arguments however deep, and the
+ * readers bound their own walks (and catch what they cannot write). Looks
+ * {@link MAX_BIGINT_WALK_DEPTH} levels deep at most, so it never runs out of stack.
  */
-const MAX_EVENT_DEPTH = 256;
-
-/**
- * What in a decoded event no writer logs and the code that reads a trace cannot take (a JSON
- * export, a replay's diff): a BigInt (msgpackr's extension for integers past 64 bits; the writer
- * refuses those) or nesting past {@link MAX_EVENT_DEPTH}. `undefined` when there is none. What
- * else msgpackr decodes (dates, bytes, sets) a writer may log, from a caller's raw arguments.
- */
-function unreadableValue(value: unknown, depth: number): string | undefined {
-  if (typeof value === "bigint") return "a BigInt";
-  if (typeof value !== "object" || value === null) return undefined;
-  if (depth >= MAX_EVENT_DEPTH) return `values nested deeper than ${MAX_EVENT_DEPTH} levels`;
-  const items = Array.isArray(value) ? value : value instanceof Map || value instanceof Set ? [...value.values()] : ArrayBuffer.isView(value) ? [] : Object.values(value);
-  for (const item of items) {
-    const found = unreadableValue(item, depth + 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+function holdsBigInt(value: unknown, depth: number): boolean {
+  if (typeof value === "bigint") return true;
+  if (typeof value !== "object" || value === null || depth > MAX_BIGINT_WALK_DEPTH) return false;
+  if (ArrayBuffer.isView(value)) return value instanceof BigInt64Array || value instanceof BigUint64Array;
+  const items = Array.isArray(value) ? value : value instanceof Map || value instanceof Set ? [...value.values()] : Object.values(value);
+  for (const item of items) if (holdsBigInt(item, depth + 1)) return true;
+  return false;
 }
+
+/** Deepest level {@link holdsBigInt} looks at: far below the stack's depth, past any value a chain records. */
+const MAX_BIGINT_WALK_DEPTH = 1000;
 
 /**
  * True when `payload`, the bytes left after a frame header that runs past the end, could be a
