@@ -29,6 +29,7 @@ import {
   isChainRuntimeError,
   knownPolicyFields,
   overrideChainPolicy,
+  recordedChainPolicy,
   sha256Hex,
   type AnyTool,
   type ApprovalDecision,
@@ -202,7 +203,7 @@ async function replayStrict(trace: ChainTrace, options: ReplayOptions): Promise<
   const router = new ReplayRouter(trace, { mode: "strict" });
   const chain = new ToolChainTool({
     toolbox: new Toolbox([]),
-    policy: overrideChainPolicy(knownPolicyFields(trace.policy), options.policy),
+    policy: overrideChainPolicy(recordedChainPolicy(knownPolicyFields(trace.policy)), options.policy),
     poolSize: 1,
     ...(options.driver === undefined ? {} : { driver: options.driver }),
   });
@@ -288,7 +289,7 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
   const approvalHandler = options.approvalHandler ?? (needsHandler ? DENY_ALL : undefined);
   const chain = new ToolChainTool({
     toolbox,
-    policy: overrideChainPolicy(knownPolicyFields(trace.policy), options.policy),
+    policy: overrideChainPolicy(recordedChainPolicy(knownPolicyFields(trace.policy)), options.policy),
     traceStore,
     approvalMode,
     poolSize: 1,

@@ -172,6 +172,25 @@ export function knownPolicyFields(policy: object): Partial<ChainPolicy> {
   return known as Partial<ChainPolicy>;
 }
 
+/**
+ * A recorded policy (a trace's) as a check or a new run takes it: a field over an upper bound
+ * added since traces were first written (`maxToolCalls` over {@link MAX_TOOL_CALLS},
+ * `memoryLimitMb` over {@link MAX_MEMORY_LIMIT_MB}) is brought down to that bound, so a trace
+ * recorded under such a policy still loads, replays and resumes. Whole numbers only: anything
+ * else is left for {@link resolveChainPolicy} to refuse.
+ */
+export function recordedChainPolicy(policy: Partial<ChainPolicy>): Partial<ChainPolicy> {
+  const out: Record<string, unknown> = { ...policy };
+  for (const [field, max] of [
+    ["maxToolCalls", MAX_TOOL_CALLS],
+    ["memoryLimitMb", MAX_MEMORY_LIMIT_MB],
+  ] as const) {
+    const value = out[field];
+    if (Number.isInteger(value) && (value as number) > max) out[field] = max;
+  }
+  return out as Partial<ChainPolicy>;
+}
+
 /** The policy field closest to `key` (case-insensitive edit distance at most 2), if any. */
 function closestPolicyField(key: string): string | undefined {
   let best: string | undefined;

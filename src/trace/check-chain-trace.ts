@@ -6,7 +6,7 @@
  * trace from a file is (see `foldTraceEvents`), with the same words.
  * @module
  */
-import { ChainRuntimeError, describeThrown, knownPolicyFields, resolveChainPolicy } from "../kernel/index.ts";
+import { ChainRuntimeError, describeThrown, knownPolicyFields, recordedChainPolicy, resolveChainPolicy } from "../kernel/index.ts";
 import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallState } from "./chain-trace.ts";
 import { isClockReadings } from "../bridge/protocol.ts";
 import { isApprovalRequestShape, isChainError, isChainRunStatus, isInvocationResult, isToolFingerprint } from "./fold-trace-events.ts";
@@ -63,7 +63,7 @@ export function chainTraceProblem(trace: unknown): string | undefined {
   }
   if (!isObject(trace.policy)) return `policy is ${describe(trace.policy)}, not an object`;
   try {
-    resolveChainPolicy(knownPolicyFields(trace.policy));
+    resolveChainPolicy(recordedChainPolicy(knownPolicyFields(trace.policy)));
   } catch (error) {
     // The reason is a sentence of its own; the problem is a clause the caller ends.
     return `its policy is not one a chain could have run under: ${describeThrown(error).replace(/\.+$/, "")}`;

@@ -45,6 +45,17 @@ describe("functions that take a trace refuse what is not one, with a typed error
     );
   });
 
+  it("a trace recorded under a policy past today's upper bounds still loads, replays and resumes (brought down to them)", async () => {
+    const older = { ...trace, policy: { ...trace.policy, maxToolCalls: Number.MAX_SAFE_INTEGER, memoryLimitMb: 20_000 } } as ChainTrace;
+    expect(await codeOf(() => exportTraceJson(older))).toBe("no throw");
+    expect((await replay(older, { mode: "strict", driver: "in-process" })).identical).toBe(true);
+    const echo = defineTool({ name: "echo", description: "Echo.", inputSchema: { type: "object", properties: {} }, execute: (args) => args });
+    const resumed = await replay(older, { mode: "resume", tools: [echo], traceStore: new MemoryTraceStore(), driver: "in-process" });
+    expect(resumed.run.status).toBe("ok");
+    // Still refused: what no chain could ever have run under.
+    expect(await codeOf(() => exportTraceJson({ ...trace, policy: { ...trace.policy, maxToolCalls: -1 } } as ChainTrace))).toBe("TRACE_INVALID");
+  });
+
   it("a valid trace passes every entry point", async () => {
     expect(await codeOf(() => exportTraceJson(trace))).toBe("no throw");
     expect(await codeOf(() => traceToTest(trace))).toBe("no throw");
