@@ -110,14 +110,12 @@ export function checkOptionNames(owner: string, options: unknown, known: readonl
 /**
  * The first own key of `object` that is not one of `known`, with the rest of a message naming
  * it: `"riskLevel"; did you mean risk? (fields: name, risk, ...).`. `undefined` when every key
- * is known. With `nearOnly`, only a key close to a known one counts (a slip of its name; other
- * keys are the caller's own). Reads keys only (never a value).
+ * is known. Reads keys only (never a value).
  */
-export function unknownField(object: object, known: readonly string[], nearOnly = false): { readonly key: string; readonly says: string } | undefined {
+export function unknownField(object: object, known: readonly string[]): { readonly key: string; readonly says: string } | undefined {
   for (const key of Object.keys(object)) {
     if (known.includes(key)) continue;
     const near = namesCloseTo(key, known);
-    if (nearOnly && near.length === 0) continue;
     return { key, says: `${JSON.stringify(key)}${near.length === 0 ? "" : `; did you mean ${near.join(" or ")}?`} (fields: ${known.join(", ")}).` };
   }
   return undefined;

@@ -4,7 +4,7 @@
  * checked at call time, so a malformed tool fails where it is written, not on first use.
  * @module
  */
-import { unknownField } from "../kernel/check-option-shape.ts";
+import { editDistance } from "../kernel/suggest-names.ts";
 import { ChainRuntimeError, type JsonSchema, type ObjectJsonSchema, type Tool, type ToolContext, type ToolExecutionResult, type ToolRisk } from "../kernel/index.ts";
 import { LOCAL_TOOL_FIELDS, readValidLocalTool } from "./assert-valid-tool.ts";
 import type { FromSchema } from "./from-schema.ts";
@@ -96,16 +96,56 @@ export function defineTool<const S extends ObjectJsonSchema, const O extends Jso
   return tool;
 }
 
-/** Throws `TOOL_INVALID` for an own field of `definition` a tool does not have, named close to one it has. */
+/** Throws `TOOL_INVALID` for an own field of `definition` that is a slip of a tool field's name (see {@link slipOf}). */
 function refuseMisspeltFields(definition: object, name: string): void {
-  let unknown: ReturnType<typeof unknownField>;
+  let keys: string[];
   try {
-    unknown = unknownField(definition, LOCAL_TOOL_FIELDS, true);
+    keys = Object.keys(definition);
   } catch {
     return; // keys that cannot be listed (a Proxy): the fields read above are what counts
   }
-  if (unknown === undefined) return;
-  throw new ChainRuntimeError("TOOL_INVALID", `Tool ${JSON.stringify(name)}: defineTool() has no field ${unknown.says}`, {
-    details: { field: unknown.key, tool: name },
-  });
+  for (const key of keys) {
+    const meant = slipOf(key);
+    if (meant === undefined) continue;
+    throw new ChainRuntimeError(
+      "TOOL_INVALID",
+      `Tool ${JSON.stringify(name)}: defineTool() has no field ${JSON.stringify(key)}; did you mean ${meant}? (fields: ${LOCAL_TOOL_FIELDS.join(", ")}).`,
+      { details: { field: key, tool: name } },
+    );
+  }
+}
+
+/**
+ * The tool field `key` is a slip of, if it is one: the same name in other case or with `_`/`-`
+ * (`Risk`, `input_schema`), two neighbouring letters swapped (`riks`), `risk` with more after it
+ * (`riskLevel`, `risk_level`), or one letter off a name of 7 or more (`descripton`). Close
+ * names of other words stay the author's own fields (`rate`, `disk`, `note`, `client`): only
+ * these slips are refused, so state `execute` reads through `this` keeps any other name.
+ */
+function slipOf(key: string): string | undefined {
+  if ((LOCAL_TOOL_FIELDS as readonly string[]).includes(key)) return undefined;
+  const plain = normalized(key);
+  for (const field of LOCAL_TOOL_FIELDS) {
+    const target = normalized(field);
+    if (plain === target || isSwap(plain, target)) return field;
+    if (field === "risk" && plain.startsWith("risk")) return field;
+    if (target.length >= 7 && editDistance(plain, target, 1) <= 1) return field;
+  }
+  return undefined;
+}
+
+function normalized(name: string): string {
+  return name.toLowerCase().replace(/[_-]/gu, "");
+}
+
+/** True when `a` is `b` with two neighbouring characters swapped. */
+function isSwap(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let at = -1;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] === b[i]) continue;
+    if (at !== -1) return i === at + 1 && a[at] === b[i] && a[i] === b[at] && a.slice(i + 1) === b.slice(i + 1);
+    at = i;
+  }
+  return false;
 }

@@ -218,15 +218,17 @@ describe("what was checked is what is kept", () => {
       ["riks", "risk"],
       ["Risk", "risk"],
       ["input_schema", "inputSchema"],
-      ["desc", "description"],
+      ["descripton", "description"],
       ["takescontrol", "takesControl"],
+      ["outputSchma", "outputSchema"],
     ] as const) {
       const error = thrown(() => defineTool({ ...base, [slip]: "high" } as never));
       expect([error.code, error.details]).toEqual(["TOOL_INVALID", { field: slip, tool: "t" }]);
       expect(error.message).toContain(`Tool "t": defineTool() has no field ${JSON.stringify(slip)}; did you mean ${meant}`);
     }
-    // Fields of the author's own (state execute reads through `this`) stay.
-    const own = defineTool({ ...base, client: { base: "x" }, cache: new Map() } as never);
+    // Fields of the author's own (state execute reads through `this`) stay, however close to a tool field's name.
+    const ownFields = ["client", "cache", "rate", "date", "note", "node", "disk", "list", "link", "task", "input", "output", "schema", "exec", "names", "level"];
+    const own = defineTool({ ...base, ...Object.fromEntries(ownFields.map((field) => [field, 1])) } as never);
     expect(own.risk).toBe("safe");
   });
 
