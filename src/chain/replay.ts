@@ -628,7 +628,14 @@ async function claimResume(store: TraceStore, chainId: string, resumedAs: string
   const found: true | "missing" | Error = isTraceChainId(holder)
     ? await store.load(holder).then(
         () => true as const,
-        (error: unknown) => (isChainRuntimeError(error) && error.code === "TRACE_NOT_FOUND" ? "missing" : error instanceof Error ? error : new Error(String(error))),
+        // A trace with no whole record yet is one being started (the window before its first
+        // record is on disk), as good as missing: not damage.
+        (error: unknown) =>
+          isChainRuntimeError(error) && (error.code === "TRACE_NOT_FOUND" || error.details.noRecord === true)
+            ? "missing"
+            : error instanceof Error
+              ? error
+              : new Error(String(error)),
       )
     : "missing";
   const force = "force it (force: true, or --force on the CLI)";

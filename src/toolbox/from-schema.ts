@@ -81,7 +81,14 @@ type FromTypeName<T, S> = T extends "string"
  * type Args = FromSchema<typeof schema>; // { q: string }
  * ```
  */
-export type FromSchema<S> = S extends false ? never : S extends { readonly nullable: true } ? FromCore<S> | null : FromCore<S>;
+export type FromSchema<S> = S extends false
+  ? never
+  : S extends { readonly nullable: true }
+    ? // ajv's nullable lets null past `type`, not past `enum` or `const` (an enum must list null itself).
+      S extends { readonly enum: unknown } | { readonly const: unknown }
+      ? FromCore<S>
+      : FromCore<S> | null
+    : FromCore<S>;
 
 type FromCore<S> = S extends { readonly const: infer C }
   ? C

@@ -74,7 +74,7 @@ const GLOBALS = [
   "declare const budget: { readonly total: number; readonly remaining: number };",
   "/** A tool argument that hands over a stored artifact by ref, without loading it here. */",
   "declare function artifact(ref: string): { $artifact: string };",
-  "/** Output captured into the run's outputText (also table, dir, assert, count, time...). */",
+  "/** Output captured into the run's outputText; table, dir, trace, assert, group, count and time work too. */",
   "declare const console: { log(...data: unknown[]): void; info(...data: unknown[]): void; warn(...data: unknown[]): void; error(...data: unknown[]): void; debug(...data: unknown[]): void };",
 ];
 

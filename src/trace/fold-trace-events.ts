@@ -43,7 +43,7 @@ export function foldTraceEvents(events: readonly TraceEvent[], options: FoldTrac
   if (!Array.isArray(events)) throw invalid(`foldTraceEvents() takes an array of trace events; got ${events === null ? "null" : typeof events}.`, {});
   const openCallState = options.openCallState ?? "in-doubt";
   const first = events[0];
-  if (first === undefined) throw invalid("The trace log is empty: it has no chain-start event.", {});
+  if (first === undefined) throw invalid("The trace log is empty: it has no chain-start event.", { noRecord: true });
   checkEvent(first, 0);
   if (first.type !== "chain-start") {
     throw invalid(`The trace log must begin with chain-start; it begins with ${first.type}.`, { index: 0 });

@@ -41,11 +41,6 @@ export async function loadTraceFile(path: string): Promise<ChainTrace> {
   return trace;
 }
 
-/**
- * True when `bytes` begin as a JSON object does: `{`, after an optional byte order mark and
- * whitespace, as a trace exported by `isochain trace export` (`exportTraceJson`) does. Asked only
- * of a file the decoder or the fold refused, so a log is never taken for one.
- */
 /** The error of a non-empty file that holds no whole record: all zeros, or a first record cut short. */
 function noWholeRecord(bytes: Buffer): ChainRuntimeError {
   const zeros = bytes.every((byte) => byte === 0);
@@ -54,10 +49,15 @@ function noWholeRecord(bytes: Buffer): ChainRuntimeError {
     zeros
       ? `The trace log holds no record: its ${bytes.length} bytes are all zeros (a file system's leftover of a write cut short, or not a trace).`
       : `The trace log holds no whole record: its first (the chain's start) is cut short at byte ${bytes.length} (a crash while the chain was starting?).`,
-    { details: { bytes: bytes.length } },
+    { details: { bytes: bytes.length, noRecord: true } },
   );
 }
 
+/**
+ * True when `bytes` begin as a JSON object does: `{`, after an optional byte order mark and
+ * whitespace, as a trace exported by `isochain trace export` (`exportTraceJson`) does. Asked only
+ * of a file the decoder or the fold refused, so a log is never taken for one.
+ */
 function isJsonObjectText(bytes: Buffer): boolean {
   let at = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   while (bytes[at] === 0x20 || bytes[at] === 0x09 || bytes[at] === 0x0a || bytes[at] === 0x0d) at++;

@@ -7,7 +7,8 @@
  * - Every append is awaited inside the hook, and the invoker awaits its hooks: with a durable
  *   store the `tool-call` is on disk before the tool executes and the `tool-result` before the
  *   script sees the result. That is what makes a resumed chain at-most-once.
- * - A `TOOL_END` with no `TOOL_START` before it (a call refused at the budget gate), or whose
+ * - A `TOOL_END` with no `TOOL_START` before it (the invoker fires both for every call, but hooks
+ *   may be fired by other code, or reach the recorder late), or whose
  *   `tool-call` the store refused, still gets a `tool-call` (arguments unknown, digest from the
  *   record) followed by its `tool-result`, so the log holds one entry per call the host
  *   received and never a result without its call.
@@ -227,7 +228,7 @@ export class TraceRecorder {
     if (payload.chainId !== this.chainId) return;
     const { record } = payload;
     if (!this.#announced.has(payload.callId)) {
-      // Refused before TOOL_START (budget gate), or its tool-call was refused by the store: log
+      // Its TOOL_START was not seen, or its tool-call was refused by the store: log
       // the call so the entry exists. A second try of a refused tool-call that fails too is no
       // further event lost: it is not counted again.
       const retry = this.#unlogged.delete(payload.callId);

@@ -193,4 +193,17 @@ describe("resuming a resume that stopped before it reached its parent's calls", 
     expect((again as Error).message).toContain("and so would forcing it");
     expect(effects).toEqual(["charge 42", "ship 7"]);
   });
+
+  it("takes a claiming chain whose trace has no record yet for a resume under way, not for damage", async () => {
+    effects.length = 0;
+    const store = fileStore();
+    const original = await suspendedRun(store);
+    // Another caller has claimed the resume and created its log, not yet written.
+    expect(await store.claimResume(original.chainId, "starting")).toBeUndefined();
+    writeFileSync(join(store.dir, "starting.trace"), "");
+    const again = await replay(original, { mode: "resume", traceStore: store, tools, approvals: { c1: "approved" }, driver: "in-process" }).catch((caught: unknown) => caught);
+    expect(isChainRuntimeError(again) && again.code).toBe("REPLAY_FAILED");
+    expect((again as Error).message).toContain(`is being resumed as chain starting by another caller`);
+    expect(effects).toEqual(["charge 42"]);
+  });
 });

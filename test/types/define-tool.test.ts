@@ -50,6 +50,8 @@ describe("FromSchema", () => {
 
   it("adds null for nullable, and keeps members beside anyOf/oneOf branches", () => {
     expectTypeOf<FromSchema<{ type: "string"; nullable: true }>>().toEqualTypeOf<string | null>();
+    // ajv: nullable does not get null past an enum that does not list it.
+    expectTypeOf<FromSchema<{ type: "string"; enum: readonly ["a", "b"]; nullable: true }>>().toEqualTypeOf<"a" | "b">();
     type Note = FromSchema<{ type: "object"; properties: { note: { type: "string"; nullable: true } } }>;
     expectTypeOf<Note>().toEqualTypeOf<{ note?: string | null }>();
     // "id or email required": the branches only require keys, the members stay typed.
