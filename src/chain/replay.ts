@@ -75,8 +75,8 @@ export interface ReplayOptions {
   /**
    * Resume: where the new trace goes, and where the resume is claimed so that a second resume of
    * the same trace is refused (the calls it would run again ran once). Required for resume: use
-   * the store the original trace came from. A trace from elsewhere (a file) may take a new
-   * `MemoryTraceStore`, which stops a second resume only in the same store object.
+   * the store the original trace came from; for a trace file, a `FileTraceStore` on its folder.
+   * A new `MemoryTraceStore` stops a second resume only through that same store object.
    */
   readonly traceStore?: TraceStore;
   /**
@@ -263,7 +263,8 @@ async function replayResume(trace: ChainTrace, options: ReplayOptions): Promise<
     throw new ChainRuntimeError(
       "ARGUMENT_INVALID",
       'replay(trace, { mode: "resume" }) needs the traceStore the trace came from: the resume is claimed there, so a second resume ' +
-        "of the same trace is refused instead of running its calls again. For a trace from a file, pass traceStore: new MemoryTraceStore().",
+        "of the same trace is refused instead of running its calls again. For a trace from a file, pass a FileTraceStore on that file's folder " +
+        "(as the CLI does), which keeps the claim beside it; traceStore: new MemoryTraceStore() stops a second resume only in this process.",
       { details: { argument: "traceStore" } },
     );
   }

@@ -21,7 +21,8 @@ export function parseCommandLine<const T extends NonNullable<ParseArgsConfig["op
   } catch (error) {
     const unknown = (error as { code?: unknown }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /'(-[^']*)'/u.exec(String((error as Error).message))?.[1] : undefined;
     if (unknown !== undefined) {
-      const names = Object.keys(options).map((name) => `--${name}`);
+      // A flag on by default is written --no-<name> (parseArgs' allowNegative), as the help says.
+      const names = Object.entries(options).map(([name, option]) => (option.type === "boolean" && option.default === true ? `--no-${name}` : `--${name}`));
       const near = suggestNames(unknown, names);
       throw new ChainRuntimeError(
         "CLI_USAGE",

@@ -552,6 +552,10 @@ describe("isochain CLI: exit codes and stray arguments", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("CLI_USAGE: isochain run: unknown option --maxcalls; did you mean --max-calls? (options: ");
     expect(isochain("trace", "ls", "--limt", "2").stderr).toContain("unknown option --limt; did you mean --limit?");
+    // A flag on by default is named as it is written.
+    const noTrace = isochain("run", WON_DEALS, "--tools", TOOLS, "--no-trcae");
+    expect(noTrace.stderr).toContain("unknown option --no-trcae; did you mean --no-trace?");
+    expect(noTrace.stderr).not.toMatch(/[ (]--trace[,)]/);
   });
 
   it("refuses extra positional arguments", () => {
