@@ -75,6 +75,10 @@ describe("ToolInvoker argument gate", () => {
     };
     expect(await refused({ to: "definitely not an email" })).toContain('argument "to" must match format "email"');
     expect(await refused({ at: "yesterday" })).toContain('argument "at" must match format "date-time"');
+    // The strict RFC 3339 form trips a model most (a time zone is required): the message says so.
+    expect(await refused({ at: "2026-11-28T10:00:00" })).toContain(
+      'argument "at" must match format "date-time" (RFC 3339, with a time zone: "2026-11-28T14:30:00Z" or "2026-11-28T14:30:00+01:00")',
+    );
     expect(await refused({ id: "1234" })).toContain('argument "id" must match format "uuid"');
     expect(await refused({ link: "not a uri" })).toContain('argument "link" must match format "uri"');
     const fine = await invoker.invoke(

@@ -168,10 +168,29 @@ function describeSchemaError(error: ErrorObject): string {
     }
     case "const":
       return `${subject(path)} must be ${JSON.stringify(params.allowedValue)}`;
+    case "format": {
+      const example = FORMAT_EXAMPLES[String(params.format)];
+      return `${subject(path)} ${error.message ?? "fails \"format\""}${example === undefined ? "" : ` (${example})`}`;
+    }
     default:
       return `${subject(path)} ${error.message ?? `fails "${error.keyword}"`}`;
   }
 }
+
+/** What a value of each checked format looks like, for the model: the strict forms trip it most. */
+const FORMAT_EXAMPLES: Readonly<Record<string, string>> = {
+  "date-time": 'RFC 3339, with a time zone: "2026-11-28T14:30:00Z" or "2026-11-28T14:30:00+01:00"',
+  time: 'RFC 3339, with a time zone: "14:30:00Z" or "14:30:00+01:00"',
+  date: 'e.g. "2026-11-28"',
+  duration: 'ISO 8601, e.g. "P3D" or "PT1H30M"',
+  email: 'e.g. "name@example.com"',
+  uri: 'absolute, with a scheme: e.g. "https://example.com/page"',
+  url: 'absolute, with a scheme: e.g. "https://example.com/page"',
+  uuid: 'e.g. "0b3c9a52-5d1e-4a8f-9c6e-2f4b7d8e1a30"',
+  hostname: 'e.g. "example.com"',
+  ipv4: 'e.g. "192.0.2.1"',
+  ipv6: 'e.g. "2001:db8::1"',
+};
 
 function subject(path: string): string {
   return path === "" ? "arguments" : `argument "${path}"`;
