@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { constants } from "node:fs";
-import { mkdir, mkdtemp, open, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -227,6 +227,14 @@ describe("FileApprovalStore", () => {
       }
       // remove clears it, and the id can be queued again.
       await store.remove("x");
+      // A file far past any request this store writes (sparse: no disk used) is refused unread.
+      const huge = join(dir, "big.request.json");
+      await writeFile(huge, "");
+      await truncate(huge, 200 * 1024 * 1024);
+      const before = process.memoryUsage().rss;
+      await expect(store.get("big")).rejects.toThrow(`Approval file ${huge} is ${200 * 1024 * 1024} bytes, over the ${64 * 1024 * 1024} an approval file is read up to`);
+      expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
+      await store.remove("big");
       await store.putPending(makeApprovalRequest({ id: "x" }));
       expect(await store.get("x")).toEqual(makeApprovalRequest({ id: "x" }));
     });
