@@ -43,7 +43,16 @@ export function toBlobBytes(input: unknown): Uint8Array {
   });
 }
 
-/** Checked {@link BlobMeta}, with the default MIME type applied. Throws `ARGUMENT_INVALID`. */
+/** Longest `mimeType` a blob may have, characters (RFC 6838 allows 127 for each half). */
+export const MAX_BLOB_MIME_TYPE_CHARS = 255;
+/** Longest `name` a blob may have, characters: a label for listings. */
+export const MAX_BLOB_NAME_CHARS = 1024;
+
+/**
+ * Checked {@link BlobMeta}, with the default MIME type applied. Throws `ARGUMENT_INVALID`,
+ * also for a `mimeType` or `name` past its bound: a 70 KB one made `FileBlobStore`'s sidecar
+ * larger than it reads back, so a `put` that succeeded left a blob nothing could read.
+ */
 export function checkBlobMeta(meta: unknown): { mimeType: string; name?: string } {
   if (meta === undefined) return { mimeType: DEFAULT_BLOB_MIME_TYPE };
   if (typeof meta !== "object" || meta === null) {
@@ -52,13 +61,15 @@ export function checkBlobMeta(meta: unknown): { mimeType: string; name?: string 
     });
   }
   const { mimeType, name } = meta as BlobMeta;
-  if (mimeType !== undefined && (typeof mimeType !== "string" || mimeType === "")) {
-    throw new ChainRuntimeError("ARGUMENT_INVALID", "Blob meta.mimeType must be a non-empty string.", {
+  if (mimeType !== undefined && (typeof mimeType !== "string" || mimeType === "" || mimeType.length > MAX_BLOB_MIME_TYPE_CHARS)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `Blob meta.mimeType must be a non-empty string of at most ${MAX_BLOB_MIME_TYPE_CHARS} characters.`, {
       details: { argument: "meta.mimeType" },
     });
   }
-  if (name !== undefined && typeof name !== "string") {
-    throw new ChainRuntimeError("ARGUMENT_INVALID", "Blob meta.name must be a string.", { details: { argument: "meta.name" } });
+  if (name !== undefined && (typeof name !== "string" || name.length > MAX_BLOB_NAME_CHARS)) {
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `Blob meta.name must be a string of at most ${MAX_BLOB_NAME_CHARS} characters.`, {
+      details: { argument: "meta.name" },
+    });
   }
   return name === undefined ? { mimeType: mimeType ?? DEFAULT_BLOB_MIME_TYPE } : { mimeType: mimeType ?? DEFAULT_BLOB_MIME_TYPE, name };
 }

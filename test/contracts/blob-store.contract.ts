@@ -146,6 +146,14 @@ export function runBlobStoreContract(name: string, options: BlobStoreContractOpt
         await expectCode(store.put("x", { mimeType: 5 } as unknown as { mimeType: string }), "ARGUMENT_INVALID");
       });
 
+      it("refuses meta past its bounds before storing anything (a put that succeeds leaves a blob that reads back)", async () => {
+        const store = await create();
+        await expectCode(store.put("x", { mimeType: `image/${"x".repeat(70_000)}` }), "ARGUMENT_INVALID");
+        await expectCode(store.put("x", { name: "n".repeat(70_000) }), "ARGUMENT_INVALID");
+        const ref = await store.put("x", { mimeType: `image/${"x".repeat(200)}`, name: "n".repeat(1000) });
+        expect((await store.stat(ref))?.bytes).toBe(1);
+      });
+
       it("throws ARTIFACT_NOT_FOUND when resolving an absent ref", async () => {
         const store = await create();
         const error = await expectCode(store.resolve(refOf("never stored")), "ARTIFACT_NOT_FOUND");
