@@ -335,6 +335,20 @@ describe("ToolInvoker result shaping", () => {
       expect(some.status).toBe("ok");
     });
 
+    it("takes only bytes from a store of the embedder's own: anything else is STORE_FAILED saying so", async () => {
+      const store = new MemoryBlobStore();
+      const ref = await store.put("data");
+      for (const answer of [undefined, "text", null, [1, 2]]) {
+        const odd = Object.assign(Object.create(store) as MemoryBlobStore, { resolve: () => Promise.resolve(answer) });
+        const tool = localTool("render", () => "ok");
+        const invoker = makeInvoker([tool], { blobStore: odd });
+        const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: ref } } }, { session: invoker.openSession() });
+        expect(result, String(answer)).toMatchObject({ status: "error", code: "STORE_FAILED" });
+        expect(result.text).toContain("not the blob's bytes (a Uint8Array)");
+        expect(tool.calls).toHaveLength(0);
+      }
+    });
+
     it("refuses a malformed ref with INVALID_ARGUMENTS", async () => {
       const invoker = makeInvoker([localTool("render", () => "ok")], { blobStore: new MemoryBlobStore() });
       const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: "nope" } } }, { session: invoker.openSession() });

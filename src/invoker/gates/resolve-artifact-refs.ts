@@ -70,6 +70,9 @@ export async function resolveArtifactRefs(args: Record<string, unknown>, store: 
           ),
         };
       }
+      if (outcome.tooLarge) {
+        return { ok: false, failure: invocationFailure("INVALID_ARGUMENTS", `Artifact ${ref} cannot be passed as ${subject(path)}: ${outcome.message}.`) };
+      }
       return {
         ok: false,
         failure: invocationFailure("STORE_FAILED", `Resolving artifact ${ref} for ${subject(path)} failed: ${clipText(outcome.message, MAX_ERROR_MESSAGE_CHARS)}`),
@@ -93,15 +96,22 @@ export async function resolveArtifactRefs(args: Record<string, unknown>, store: 
   return { ok: true, args: replaceRefs(args, contents) as Record<string, unknown> };
 }
 
-type FetchOutcome = string | { readonly missing: boolean; readonly message: string };
+type FetchOutcome = string | { readonly missing: boolean; readonly message: string; readonly tooLarge?: true };
 
 async function fetchContent(store: BlobStore, ref: ArtifactRef): Promise<FetchOutcome> {
-  let bytes: Uint8Array;
+  let bytes: unknown;
   try {
     bytes = await store.resolve(ref);
   } catch (error) {
     const missing = isChainRuntimeError(error) && error.code === "ARTIFACT_NOT_FOUND";
     return { missing, message: describeThrown(error) };
+  }
+  // A store of the embedder's own may answer anything: only bytes are content.
+  if (!(bytes instanceof Uint8Array)) {
+    return { missing: false, message: `the blob store's resolve() gave ${bytes === null ? "null" : typeof bytes}, not the blob's bytes (a Uint8Array)` };
+  }
+  if (bytes.byteLength > MAX_RESOLVED_ARGUMENT_CHARS) {
+    return { missing: false, tooLarge: true, message: `it is ${bytes.byteLength} bytes, more than one call's resolved arguments may hold (${MAX_RESOLVED_ARGUMENT_CHARS} characters)` };
   }
   try {
     return utf8.decode(bytes);
