@@ -19,6 +19,12 @@ describe("blobToText", () => {
     expect(blobToText(new Uint8Array([0x61, 0x00, 0x62]))).toEqual({ encoding: "base64", text: "YQBi" });
   });
 
+  it("refuses what is not bytes with a typed error, not a TypeError", () => {
+    for (const value of ["text", null, [1, 2], undefined]) {
+      expect(() => blobToText(value as never)).toThrow(/blobToText\(\) needs a blob's bytes \(a Uint8Array\)/);
+    }
+  });
+
   it("encodes only the view's own bytes of a larger buffer", () => {
     const backing = new Uint8Array([0xff, 0xff, 0x00, 0x01, 0xff]);
     expect(blobToText(backing.subarray(1, 4))).toEqual({ encoding: "base64", text: "/wAB" });

@@ -298,6 +298,16 @@ describe("ToolInvoker result shaping", () => {
       });
     });
 
+    it("hands a tool the content as blobToText gives it: a BOM kept, text holding NUL as base64", async () => {
+      const store = new MemoryBlobStore();
+      const withBom = await store.put(new Uint8Array([0xef, 0xbb, 0xbf, 0x61]));
+      const withNul = await store.put(new Uint8Array([0x61, 0x00, 0x62]));
+      const tool = localTool("render", () => "ok");
+      const invoker = makeInvoker([tool], { blobStore: store });
+      await invoker.invoke({ name: "render", arguments: { a: { $artifact: withBom }, b: { $artifact: withNul } } }, { session: invoker.openSession() });
+      expect(tool.calls[0]?.args).toEqual({ a: "\ufeffa", b: "YQBi" });
+    });
+
     it("fails with ARTIFACT_NOT_FOUND for a ref the store lacks", async () => {
       const tool = localTool("render", () => "ok");
       const invoker = makeInvoker([tool], { blobStore: new MemoryBlobStore() });

@@ -8,6 +8,7 @@ import {
   type InvocationFailure,
 } from "../../kernel/index.ts";
 import { clipText, MAX_ERROR_MESSAGE_CHARS } from "../../kernel/bound-error-text.ts";
+import { blobToText } from "../../artifacts/blob-to-text.ts";
 import { containsArtifactArgument } from "../contains-artifact-argument.ts";
 import { invocationFailure } from "../invocation-failure.ts";
 
@@ -15,8 +16,6 @@ import { invocationFailure } from "../invocation-failure.ts";
 export type ResolvedArguments =
   | { readonly ok: true; readonly args: Record<string, unknown> }
   | { readonly ok: false; readonly failure: InvocationFailure };
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Most characters the resolved arguments of one call may hold, every occurrence of a ref counted
@@ -28,8 +27,9 @@ export const MAX_RESOLVED_ARGUMENT_CHARS = 64 * 1024 * 1024;
 /**
  * Gate 6, inbound artifact resolution: every `{ "$artifact": ref }` anywhere in the arguments
  * (an object with that one key) is replaced by the artifact's content, fetched host-side, so
- * large data never passes through the script: valid UTF-8 becomes the string, other bytes a
- * base64 string. Each distinct ref is fetched once per call.
+ * large data never passes through the script: as `blobToText` gives it (valid UTF-8 without NUL
+ * characters becomes the string, BOM kept; other bytes a base64 string). Each distinct ref is
+ * fetched once per call.
  *
  * Copy-on-write: the input (the copy the approver saw) is never changed; when no ref occurs the
  * same object comes back without allocation. A malformed ref is `INVALID_ARGUMENTS`; a ref the
@@ -113,11 +113,7 @@ async function fetchContent(store: BlobStore, ref: ArtifactRef): Promise<FetchOu
   if (bytes.byteLength > MAX_RESOLVED_ARGUMENT_CHARS) {
     return { missing: false, tooLarge: true, message: `it is ${bytes.byteLength} bytes, more than one call's resolved arguments may hold (${MAX_RESOLVED_ARGUMENT_CHARS} characters)` };
   }
-  try {
-    return utf8.decode(bytes);
-  } catch {
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-  }
+  return blobToText(bytes).text;
 }
 
 /** Records each ref with the first path it occurs at, and how often it occurs; returns a failure for a malformed ref. */
