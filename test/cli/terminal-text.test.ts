@@ -21,6 +21,15 @@ describe("terminalText", () => {
     }
   });
 
+  it("makes characters that show as nothing, or break a line unseen, visible: a recipient reads as it is", () => {
+    const invisible = ["\u00ad", "\u180e", "\u200b", "\u200c", "\u200d", "\u2028", "\u2029", "\u2060", "\u2064", "\ufeff"];
+    for (const char of invisible) {
+      expect(terminalText(`a${char}b`)).toBe(`a\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}b`);
+    }
+    const prompt = formatApprovalPrompt({ id: "r1", chainId: "c", callId: "c0", tool: "send", risk: "high", args: { to: "ceo@exam\u200bple.com" } } as never);
+    expect(prompt).toContain("ceo@exam\\u200bple.com");
+  });
+
   it("is the approval prompt's definition too: the two escape the same characters", () => {
     const sample = `x\u001b[2J\u009b${BIDI.join("")}\u0085y`;
     expect(terminalText(sample)).toBe(escapeTerminalText(sample));
