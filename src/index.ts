@@ -27,6 +27,7 @@ export { renderDeclarations, type RenderDeclarationsOptions } from "./toolbox/re
 export { MAX_SCHEMA_DEPTH } from "./toolbox/assert-valid-tool.ts";
 export { CHECKED_FORMATS } from "./toolbox/compile-input-schema.ts";
 export { suggestNames } from "./kernel/suggest-names.ts";
+export { MAX_RESOLVED_ARGUMENT_CHARS } from "./invoker/gates/resolve-artifact-refs.ts";
 export { type Skill, type SkillDefinition, defineSkill, MAX_SKILL_DESCRIPTION_CHARS } from "./skills/skill.ts";
 export { loadSkill, loadSkills, MAX_SKILL_FILE_BYTES } from "./skills/load-skill.ts";
 

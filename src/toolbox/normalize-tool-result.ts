@@ -56,6 +56,9 @@ export type NormalizedToolResult =
 
 const RESULT_KEYS = new Set(["content", "isError", "structuredContent", "_meta"]);
 
+/** Longest `mimeType` of an image or audio block, characters (what a blob store keeps: RFC 6838 allows 127 a half). */
+export const MAX_MEDIA_TYPE_CHARS = 255;
+
 /** Thrown inside the walk only; caught by {@link normalizeToolResult}. */
 class NotJson {
   readonly reason: string;
@@ -131,6 +134,9 @@ function checkBlock(block: unknown, path: string): ContentBlock {
       const { data, mimeType } = block;
       if (typeof data !== "string" || typeof mimeType !== "string") {
         throw new NotJson(`${path}: an ${type} block needs base64 "data" and a "mimeType" string.`);
+      }
+      if (mimeType === "" || mimeType.length > MAX_MEDIA_TYPE_CHARS) {
+        throw new NotJson(`${path}.mimeType must be 1 to ${MAX_MEDIA_TYPE_CHARS} characters (such as "image/png"); got ${mimeType.length}.`);
       }
       checkBase64(data, `${path}.data`);
       return { type, data, mimeType };

@@ -266,6 +266,22 @@ describe("ToolInvoker result shaping", () => {
       expect("files" in result).toBe(false);
     });
 
+    it("bounds media: at most 100 blocks a result, a mimeType of at most 255 characters (neither passed through any size limit)", async () => {
+      const store = new MemoryBlobStore();
+      const many = localTool("many", (args) => ({ content: Array.from({ length: args.n as number }, () => ({ type: "image", data: PNG, mimeType: "image/png" })) }));
+      const odd = localTool("odd", () => ({ content: [{ type: "image", data: PNG, mimeType: `image/${"x".repeat(70_000)}` }] }));
+      const invoker = makeInvoker([many, odd], { blobStore: store });
+      const session = invoker.openSession();
+      const tooMany = await invoker.invoke({ name: "many", arguments: { n: 101 } }, { session });
+      expect(tooMany).toMatchObject({ status: "error", code: "RESULT_INVALID" });
+      expect(tooMany.text).toContain("returned 101 image or audio blocks; at most 100 are kept per result");
+      const enough = await invoker.invoke({ name: "many", arguments: { n: 100 } }, { session });
+      expect(enough.status === "ok" && enough.files?.length).toBe(100);
+      const longType = await invoker.invoke({ name: "odd", arguments: {} }, { session });
+      expect(longType).toMatchObject({ status: "error", code: "RESULT_INVALID" });
+      expect(longType.text).toContain("mimeType must be 1 to 255 characters");
+    });
+
     it.each([
       ["image/png", "png"],
       ["image/jpeg", "jpg"],

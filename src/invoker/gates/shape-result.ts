@@ -81,6 +81,14 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
     else if (isMediaBlock(block)) (media ??= []).push(block);
   }
 
+  // Each becomes a `files` entry (or a line of text without a store) that no size limit sees: their
+  // number is bounded instead (60 000 blocks brought 60 MB into the isolate past a 1 KB limit).
+  if (media && media.length > MAX_RESULT_FILES) {
+    return invocationFailure(
+      "RESULT_INVALID",
+      `Tool "${tool}" ran but returned ${media.length} image or audio blocks; at most ${MAX_RESULT_FILES} are kept per result: have the tool return fewer (or one archive).`,
+    );
+  }
   let files: ChainFile[] | undefined;
   // A failure has no `files` to list media in: stored, they would be pinned and unreachable.
   if (media && !failed) {
@@ -166,6 +174,9 @@ export async function shapeResult(value: unknown, tool: string, state: SessionSt
  * store to offload it to: 16 MiB, well inside a sandbox's heap and pipe frame.
  */
 export const MAX_RESULT_BYTES_WITHOUT_STORE = 16 * 1024 * 1024;
+
+/** Most image and audio blocks one result may hold (each is a `files` entry the script gets). */
+export const MAX_RESULT_FILES = 100;
 
 function fitsInline(text: string, structuredJson: string | undefined, limit: number): boolean {
   const chars = text.length + (structuredJson?.length ?? 0);
