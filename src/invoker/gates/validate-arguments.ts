@@ -169,7 +169,8 @@ function describeSchemaError(error: ErrorObject): string {
     case "const":
       return `${subject(path)} must be ${JSON.stringify(params.allowedValue)}`;
     case "format": {
-      const example = FORMAT_EXAMPLES[String(params.format)];
+      const format = String(params.format);
+      const example = Object.hasOwn(FORMAT_EXAMPLES, format) ? FORMAT_EXAMPLES[format] : undefined;
       return `${subject(path)} ${error.message ?? "fails \"format\""}${example === undefined ? "" : ` (${example})`}`;
     }
     default:
