@@ -1,6 +1,6 @@
 import { takeHandedOver } from "../kernel/blob-handover.ts";
 import { encodeUtf8 } from "../kernel/encode-utf8.ts";
-import { ChainRuntimeError, isArtifactRef, type ArtifactRef, type BlobGcOptions, type BlobMeta } from "../kernel/index.ts";
+import { ChainRuntimeError, isArtifactRef, MAX_BLOB_MIME_TYPE_CHARS, type ArtifactRef, type BlobGcOptions, type BlobMeta } from "../kernel/index.ts";
 
 /** MIME type of a blob put without one. */
 export const DEFAULT_BLOB_MIME_TYPE = "application/octet-stream";
@@ -43,8 +43,6 @@ export function toBlobBytes(input: unknown): Uint8Array {
   });
 }
 
-/** Longest `mimeType` a blob may have, characters (RFC 6838 allows 127 for each half). */
-export const MAX_BLOB_MIME_TYPE_CHARS = 255;
 /** Longest `name` a blob may have, characters: a label for listings. */
 export const MAX_BLOB_NAME_CHARS = 1024;
 

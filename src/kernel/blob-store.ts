@@ -1,5 +1,11 @@
 import type { ArtifactRef } from "./artifact-ref.ts";
 
+/**
+ * Longest `mimeType` a blob (and an image or audio block of a tool result, which becomes one)
+ * may have, characters: RFC 6838 allows 127 for each half.
+ */
+export const MAX_BLOB_MIME_TYPE_CHARS = 255;
+
 /** What a blob store keeps beside the bytes. */
 export interface BlobMeta {
   /** @defaultValue `"application/octet-stream"` */

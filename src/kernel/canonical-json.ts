@@ -57,6 +57,11 @@ export function sha256Hex(data: string | Uint8Array): string {
   return hash("sha256", data, "hex");
 }
 
+/** True for a sha256 digest as {@link sha256Hex} writes it: 64 lowercase hex digits. */
+export function isSha256Hex(value: unknown): value is string {
+  return typeof value === "string" && /^[0-9a-f]{64}$/u.test(value);
+}
+
 /** sha256 (hex) of the canonical JSON of `value`: the `argsDigest` of a call record. */
 export function digestJson(value: unknown): string {
   return sha256Hex(canonicalJson(value));

@@ -40,7 +40,7 @@
  * @module
  */
 import type { ContentBlock, ResourceBlock, ToolExecutionResult } from "../kernel/index.ts";
-import { describeThrown } from "../kernel/index.ts";
+import { describeThrown, MAX_BLOB_MIME_TYPE_CHARS } from "../kernel/index.ts";
 import { clipText } from "../kernel/bound-error-text.ts";
 import { readErrorFields } from "../kernel/error-fields.ts";
 
@@ -55,9 +55,6 @@ export type NormalizedToolResult =
   | { readonly ok: false; readonly reason: string };
 
 const RESULT_KEYS = new Set(["content", "isError", "structuredContent", "_meta"]);
-
-/** Longest `mimeType` of an image or audio block, characters (what a blob store keeps: RFC 6838 allows 127 a half). */
-export const MAX_MEDIA_TYPE_CHARS = 255;
 
 /** Thrown inside the walk only; caught by {@link normalizeToolResult}. */
 class NotJson {
@@ -135,8 +132,8 @@ function checkBlock(block: unknown, path: string): ContentBlock {
       if (typeof data !== "string" || typeof mimeType !== "string") {
         throw new NotJson(`${path}: an ${type} block needs base64 "data" and a "mimeType" string.`);
       }
-      if (mimeType === "" || mimeType.length > MAX_MEDIA_TYPE_CHARS) {
-        throw new NotJson(`${path}.mimeType must be 1 to ${MAX_MEDIA_TYPE_CHARS} characters (such as "image/png"); got ${mimeType.length}.`);
+      if (mimeType === "" || mimeType.length > MAX_BLOB_MIME_TYPE_CHARS) {
+        throw new NotJson(`${path}.mimeType must be 1 to ${MAX_BLOB_MIME_TYPE_CHARS} characters (such as "image/png"); got ${mimeType.length}.`);
       }
       checkBase64(data, `${path}.data`);
       return { type, data, mimeType };

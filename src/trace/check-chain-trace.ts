@@ -6,7 +6,7 @@
  * trace from a file is (see `foldTraceEvents`), with the same words.
  * @module
  */
-import { ChainRuntimeError, describeThrown, knownPolicyFields, recordedChainPolicy, resolveChainPolicy } from "../kernel/index.ts";
+import { ChainRuntimeError, describeThrown, isSha256Hex, knownPolicyFields, recordedChainPolicy, resolveChainPolicy } from "../kernel/index.ts";
 import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallState } from "./chain-trace.ts";
 import { isClockReadings } from "../bridge/protocol.ts";
 import { isApprovalRequestShape, isChainError, isChainRunStatus, isInvocationResult, isToolFingerprint } from "./fold-trace-events.ts";
@@ -77,7 +77,7 @@ export function chainTraceProblem(trace: unknown): string | undefined {
       return `calls[${index}] is not { callId, seq, tool, state, ... }`;
     }
     if (!CALL_STATES.has(call.state)) return `calls[${index}].state is ${JSON.stringify(call.state)}, not "started", "completed" or "in-doubt"`;
-    if (typeof call.argsDigest !== "string" || !/^[0-9a-f]{64}$/u.test(call.argsDigest)) {
+    if (!isSha256Hex(call.argsDigest)) {
       return `calls[${index}].argsDigest is ${describe(call.argsDigest)}, not a sha256 digest (64 lowercase hex digits)`;
     }
     if (call.resultSeq !== undefined && !(Number.isSafeInteger(call.resultSeq) && (call.resultSeq as number) >= 0)) return `calls[${index}].resultSeq is not an integer >= 0`;

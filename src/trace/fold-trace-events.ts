@@ -18,7 +18,7 @@
  * @module
  */
 import { isClockFrameReadings, isClockReadings } from "../bridge/protocol.ts";
-import { ChainRuntimeError, isArtifactRef, type ApprovalRequest, type ChainRunStatus } from "../kernel/index.ts";
+import { ChainRuntimeError, isArtifactRef, isSha256Hex, type ApprovalRequest, type ChainRunStatus } from "../kernel/index.ts";
 import { READABLE_TRACE_FORMAT_VERSIONS, type ChainTrace, type TraceCallEntry, type TraceOutcome } from "./chain-trace.ts";
 import { isTraceEvent, type TraceChainStartEvent, type TraceEvent, type TraceToolCallEvent } from "./trace-event.ts";
 
@@ -175,8 +175,6 @@ function invalid(message: string, details: Record<string, unknown>): ChainRuntim
 }
 
 const isString = (value: unknown): boolean => typeof value === "string";
-/** A sha256 digest as the writers make it: 64 lowercase hex digits. */
-const isSha256Hex = (value: unknown): boolean => typeof value === "string" && /^[0-9a-f]{64}$/u.test(value);
 const isNumber = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value);
 const isObject = (value: unknown): boolean => typeof value === "object" && value !== null;
 /** An epoch-milliseconds time a `Date` can hold (within ±8.64e15): what a trace's times are printed and replayed as. */

@@ -37,13 +37,12 @@ export const MAX_RESOLVED_ARGUMENT_CHARS = 64 * 1024 * 1024;
  */
 export async function resolveArtifactRefs(args: Record<string, unknown>, store: BlobStore | undefined): Promise<ResolvedArguments> {
   if (!containsArtifactArgument(args)) return { ok: true, args };
-  const found = new Map<ArtifactRef, string>();
-  const uses = new Map<ArtifactRef, number>();
-  const malformed = collectRefs(args, "", found, uses);
+  const found = new Map<ArtifactRef, FoundRef>();
+  const malformed = collectRefs(args, "", found);
   if (malformed !== undefined) return { ok: false, failure: malformed };
   if (found.size === 0) return { ok: true, args };
   if (store === undefined) {
-    const [ref, path] = found.entries().next().value as [ArtifactRef, string];
+    const [ref, { path }] = found.entries().next().value as [ArtifactRef, FoundRef];
     return {
       ok: false,
       failure: invocationFailure(
@@ -59,7 +58,7 @@ export async function resolveArtifactRefs(args: Record<string, unknown>, store: 
     const ref = refs[i] as ArtifactRef;
     const outcome = fetched[i] as FetchOutcome;
     if (typeof outcome !== "string") {
-      const path = found.get(ref) ?? "";
+      const path = found.get(ref)?.path ?? "";
       if (outcome.missing) {
         return {
           ok: false,
@@ -81,9 +80,9 @@ export async function resolveArtifactRefs(args: Record<string, unknown>, store: 
     contents.set(ref, outcome);
   }
   let total = 0;
-  for (const [ref, content] of contents) total += content.length * (uses.get(ref as ArtifactRef) ?? 1);
+  for (const [ref, content] of contents) total += content.length * (found.get(ref as ArtifactRef)?.uses ?? 1);
   if (total > MAX_RESOLVED_ARGUMENT_CHARS) {
-    const [ref, count] = [...uses].reduce((most, entry) => (entry[1] > most[1] ? entry : most));
+    const [ref, { uses: count }] = [...found].reduce((most, entry) => (entry[1].uses > most[1].uses ? entry : most));
     return {
       ok: false,
       failure: invocationFailure(
@@ -116,12 +115,18 @@ async function fetchContent(store: BlobStore, ref: ArtifactRef): Promise<FetchOu
   return blobToText(bytes).text;
 }
 
+/** Where a ref first occurs in the arguments, and how often it does. */
+interface FoundRef {
+  readonly path: string;
+  uses: number;
+}
+
 /** Records each ref with the first path it occurs at, and how often it occurs; returns a failure for a malformed ref. */
-function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, string>, uses: Map<ArtifactRef, number>): InvocationFailure | undefined {
+function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, FoundRef>): InvocationFailure | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const failure = collectRefs(value[i], `${path}[${i}]`, found, uses);
+      const failure = collectRefs(value[i], `${path}[${i}]`, found);
       if (failure) return failure;
     }
     return undefined;
@@ -135,12 +140,13 @@ function collectRefs(value: unknown, path: string, found: Map<ArtifactRef, strin
           "Pass the artifactRef of an earlier result unchanged.",
       );
     }
-    if (!found.has(ref)) found.set(ref, path);
-    uses.set(ref, (uses.get(ref) ?? 0) + 1);
+    const seen = found.get(ref);
+    if (seen === undefined) found.set(ref, { path, uses: 1 });
+    else seen.uses++;
     return undefined;
   }
   for (const key of Object.keys(value)) {
-    const failure = collectRefs((value as Record<string, unknown>)[key], path === "" ? key : `${path}.${key}`, found, uses);
+    const failure = collectRefs((value as Record<string, unknown>)[key], path === "" ? key : `${path}.${key}`, found);
     if (failure) return failure;
   }
   return undefined;
