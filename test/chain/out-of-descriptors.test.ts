@@ -22,7 +22,13 @@ describe("a host out of file descriptors", () => {
   it("runs a burst of chains on a FileTraceStore, more than it has descriptors, each with its whole trace", async () => {
     // 600 chains queued for two isolates, each with its log begun: every one held its file open,
     // and under 300 descriptors 599 of them lost their durable trace (EMFILE), every call refused.
-    const { code, stderr, report } = await runHost("chain/emfile-burst-host.ts", { fdLimit: 300, args: ["600"] });
+    let host = await runHost("chain/emfile-burst-host.ts", { fdLimit: 300, args: ["600"] });
+    // isolated-vm's own internal assertion (`IsolateEnvironment::GetCurrent(): environment !=
+    // nullptr`) aborted this in-process host once in ~10 runs of the suite under load, never in 15
+    // runs alone: a known limitation of the in-process driver (SECURITY.md), not what this test
+    // checks. Such an abort, and only that, is tried once more.
+    if (host.code === null && /ivm::IsolateEnvironment/.test(host.stderr)) host = await runHost("chain/emfile-burst-host.ts", { fdLimit: 300, args: ["600"] });
+    const { code, stderr, report } = host;
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(report).toEqual({ whole: 600, outcomes: {}, mostOpen: expect.any(Number) as number });
     expect(report.mostOpen).toBeLessThanOrEqual(128); // FileTraceStore's default maxOpenFiles
