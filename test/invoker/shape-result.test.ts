@@ -314,6 +314,25 @@ describe("ToolInvoker result shaping", () => {
       });
     });
 
+    it.each([
+      ["beside other keys", (ref: string) => ({ $artifact: ref, encoding: "utf8" })],
+      ["with a ref that is not a string", () => ({ $artifact: 42 })],
+    ])("says why an object with $artifact %s fails a schema that wants text there", async (_label, value) => {
+      const store = new MemoryBlobStore();
+      const ref = await store.put("a,b");
+      const tool = localTool("render", () => "ok", { inputSchema: { type: "object", properties: { data: { type: "string" } } } });
+      const invoker = makeInvoker([tool], { blobStore: store });
+      const result = await invoker.invoke({ name: "render", arguments: { data: value(ref) } }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      expect(result.text).toContain('argument "data" must be string');
+      expect(result.text).toContain('argument "data" has a "$artifact" key but is not an artifact argument');
+      expect(result.text).toContain("{ $artifact: result.artifactRef }");
+      expect(tool.calls).toHaveLength(0);
+      // A failure elsewhere says nothing of artifacts.
+      const other = await invoker.invoke({ name: "render", arguments: { data: 1 } }, { session: invoker.openSession() });
+      expect(other.text).not.toContain("$artifact");
+    });
+
     it("hands a tool the content as blobToText gives it: a BOM kept, text holding NUL as base64", async () => {
       const store = new MemoryBlobStore();
       const withBom = await store.put(new Uint8Array([0xef, 0xbb, 0xbf, 0x61]));

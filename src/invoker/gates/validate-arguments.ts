@@ -56,7 +56,7 @@ export class ArgumentValidator {
       errors = errors.filter((error) => error.keyword === "type" || !view.pointers.has(error.instancePath));
       if (errors.length === 0) return undefined;
     }
-    return invocationFailure("INVALID_ARGUMENTS", describeSchemaErrors(tool.name, errors));
+    return invocationFailure("INVALID_ARGUMENTS", describeSchemaErrors(tool.name, errors) + nearArtifactHint(args, errors));
   }
 
   /**
@@ -127,6 +127,39 @@ function substituteArtifacts(value: unknown, pointer: string, pointers: Set<stri
     if (next !== field) (out ??= { ...(value as Record<string, unknown>) })[key] = next;
   }
   return out ?? value;
+}
+
+/**
+ * A hint for a failure at a value that looks meant as an artifact argument but is not one: an
+ * object with a `$artifact` key beside others, or whose ref is not a string. Such a value is
+ * passed as it is, and a schema that wants text there fails on the object, which says nothing
+ * of why. Empty when no failing value has a `$artifact` key.
+ */
+function nearArtifactHint(args: Record<string, unknown>, errors: readonly ErrorObject[]): string {
+  for (const error of errors) {
+    const value = valueAt(args, error.instancePath);
+    if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, "$artifact")) continue;
+    const path = pointerToPath(error.instancePath);
+    return (
+      ` ${subject(path)} has a "$artifact" key but is not an artifact argument, so it was not replaced by the artifact's content: ` +
+      "pass an artifact as an object with that one key and a ref string, `{ $artifact: result.artifactRef }` (or `artifact(ref)`), " +
+      "and put other parameters beside it, not inside it."
+    );
+  }
+  return "";
+}
+
+/** The value at a JSON pointer (ajv's `instancePath`) in `root`, or `undefined`. */
+function valueAt(root: unknown, pointer: string): unknown {
+  if (pointer === "") return root;
+  let value = root;
+  for (const raw of pointer.slice(1).split("/")) {
+    if (typeof value !== "object" || value === null) return undefined;
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
 }
 
 function brokenSchema(name: string, why: string): InvocationFailure {
