@@ -60,6 +60,7 @@ import {
   compareApprovalRequests,
   isApprovalDecision,
 } from "./check-approval-args.ts";
+import { clipText } from "../kernel/bound-error-text.ts";
 import { makeDirectory } from "../kernel/make-directory.ts";
 import { readRegularFileText } from "./read-regular-file.ts";
 import { createJsonExclusive, isApprovalTempName, writeJsonAtomic } from "./write-json-atomic.ts";
@@ -262,30 +263,31 @@ export class FileApprovalStore implements ApprovalStore {
 
   /** Reads a request file; `undefined` when absent. `expectedId` guards against a mismatched file. */
   async #readRequestFile(path: string, expectedId: string | undefined): Promise<RequestEntry | undefined> {
-    const parsed = await readJson(path);
+    const parsed = await readJson(path, "request");
     if (parsed === undefined) return undefined;
     const file = parsed as { version?: unknown; nonce?: unknown; request?: unknown };
     let nonce: string | undefined;
     if (file.version === FILE_VERSION && typeof file.nonce === "string" && NONCE.test(file.nonce)) nonce = file.nonce;
-    else if (file.version !== NONCE_LESS_VERSION || file.nonce !== undefined) throw corrupt(path);
+    else if (file.version !== NONCE_LESS_VERSION || file.nonce !== undefined) throw corrupt(path, "request", "its version or nonce is not one this store writes");
     let request: ApprovalRequest;
     try {
       request = checkApprovalRequest(file.request);
     } catch (error) {
-      throw corrupt(path, error);
+      throw corrupt(path, "request", "it holds no valid approval request", error);
     }
-    if (expectedId !== undefined && request.id !== expectedId) throw corrupt(path);
+    if (expectedId !== undefined && request.id !== expectedId) throw corrupt(path, "request", `it holds the request of another id (${JSON.stringify(request.id)})`);
     return { request, nonce };
   }
 
   /** Reads the decision of the queueing `nonce` of `id`; `undefined` when there is none. */
   async #readDecisionFile(id: string, nonce: string | undefined): Promise<ApprovalDecision | undefined> {
     const path = this.#decisionPath(id, nonce);
-    const parsed = await readJson(path);
+    const parsed = await readJson(path, "decision");
     if (parsed === undefined) return undefined;
     const file = parsed as { version?: unknown; id?: unknown; nonce?: unknown; decision?: unknown };
     const versionOk = nonce === undefined ? file.version === NONCE_LESS_VERSION : file.version === FILE_VERSION;
-    if (!versionOk || file.nonce !== nonce || file.id !== id || !isApprovalDecision(file.decision)) throw corrupt(path);
+    if (!versionOk || file.nonce !== nonce || file.id !== id) throw corrupt(path, "decision", "its version, id or nonce does not match its request's");
+    if (!isApprovalDecision(file.decision)) throw corrupt(path, "decision", `its decision ${clipText(JSON.stringify(file.decision) ?? String(file.decision), 40)} is not "approved", "denied" or "skipped"`);
     return file.decision;
   }
 
@@ -359,13 +361,13 @@ function parseDecisionFileName(name: string): { key: string; nonce: string | und
   return { key, nonce };
 }
 
-async function readJson(path: string): Promise<unknown> {
+async function readJson(path: string, kind: ApprovalFileKind): Promise<unknown> {
   const text = await readRegularFileText(path);
   if (text === undefined) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw corrupt(path, error);
+    throw corrupt(path, kind, "it is not JSON", error);
   }
 }
 
@@ -377,8 +379,17 @@ async function unlinkIfPresent(path: string): Promise<void> {
   }
 }
 
-function corrupt(path: string, cause?: unknown): ChainRuntimeError {
-  return new ChainRuntimeError("STORE_FAILED", `Approval file ${path} is corrupt.`, {
+/** The two kinds of file of the store: a queued request, and the decision on it. */
+type ApprovalFileKind = "request" | "decision";
+
+/** What repairs a damaged file of each kind (see the module comment for the layout). */
+const REPAIR: Readonly<Record<ApprovalFileKind, string>> = {
+  request: "Queue the request again (putPending replaces the file; a decision on the old one no longer counts) or remove the file to drop it.",
+  decision: "Remove the file, then decide again: a decision file is never overwritten.",
+};
+
+function corrupt(path: string, kind: ApprovalFileKind, why: string, cause?: unknown): ChainRuntimeError {
+  return new ChainRuntimeError("STORE_FAILED", `Approval ${kind} file ${path} is corrupt: ${why}. ${REPAIR[kind]}`, {
     details: { path },
     ...(cause === undefined ? {} : { cause }),
   });

@@ -88,18 +88,23 @@ describe("FileApprovalStore", () => {
     const good = await readFile(join(dir, "req-1.request.json"), "utf8");
     const { nonce } = JSON.parse(good) as { nonce: string };
     await writeFile(join(dir, "req-1.request.json"), "{ nope");
-    await expectCode(store.get("req-1"), "STORE_FAILED");
+    const notJson = await expectCode(store.get("req-1"), "STORE_FAILED");
+    // What is wrong, and what repairs it.
+    expect(notJson.message).toContain(`Approval request file ${join(dir, "req-1.request.json")} is corrupt: it is not JSON.`);
+    expect(notJson.message).toContain("Queue the request again (putPending replaces the file");
     // One unreadable request does not hide the rest of the queue.
     expect((await store.listPending()).map((r) => r.id)).toEqual(["req-2"]);
     await writeFile(join(dir, "req-1.request.json"), JSON.stringify({ version: 2, nonce, request: makeApprovalRequest({ id: "other" }) }));
-    await expectCode(store.get("req-1"), "STORE_FAILED");
+    expect((await expectCode(store.get("req-1"), "STORE_FAILED")).message).toContain('it holds the request of another id ("other")');
     await writeFile(join(dir, "req-1.request.json"), JSON.stringify({ version: 3, nonce, request: makeApprovalRequest() }));
     await expectCode(store.get("req-1"), "STORE_FAILED");
     await writeFile(join(dir, "req-1.request.json"), JSON.stringify({ version: 2, nonce: "../x", request: makeApprovalRequest() }));
     await expectCode(store.get("req-1"), "STORE_FAILED");
     await writeFile(join(dir, "req-1.request.json"), good);
     await writeFile(join(dir, `req-1.${nonce}.decision.json`), JSON.stringify({ version: 2, id: "req-1", nonce, decision: "maybe" }));
-    await expectCode(store.getDecision("req-1"), "STORE_FAILED");
+    const badDecision = await expectCode(store.getDecision("req-1"), "STORE_FAILED");
+    expect(badDecision.message).toContain('is corrupt: its decision "maybe" is not "approved", "denied" or "skipped".');
+    expect(badDecision.message).toContain("Remove the file, then decide again");
   });
 
   it("replaces a damaged request file on putPending with a new queueing that carries no decision", async () => {
