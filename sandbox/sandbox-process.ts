@@ -552,11 +552,12 @@ export class SandboxProcess {
 
   /**
    * The child's spin budget for now, sent with the run and with every batch of results: the
-   * configured one while the runs in flight leave a core free for it, else 0 (a chain started
-   * beside this one turns this child's spin off at its next batch).
+   * configured one while the runs in flight leave a core free for it and the host's spin is not
+   * in a quiet period (the machine's CPUs busy with other work), else 0 (a chain started beside
+   * this one turns this child's spin off at its next batch).
    */
   #childSpin(): number {
-    return spinWait.coreFree ? this.#spinWaitUs : 0;
+    return spinWait.coreFree && !spinWait.quiet ? this.#spinWaitUs : 0;
   }
 
   /** The child broke the protocol during `run`: nothing more it says counts; it is killed and the run ends as its death, naming `reason`. */

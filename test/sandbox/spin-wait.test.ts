@@ -4,7 +4,17 @@ import { sandboxLimitsFromPolicy } from "../../sandbox/limits.ts";
 import { ProcessSandboxDriver } from "../../sandbox/process-driver.ts";
 import { isHostMessage, PROCESS_MESSAGE_KIND } from "../../sandbox/process-protocol.ts";
 import type { SandboxDriver, SandboxRunRequest } from "../../sandbox/sandbox-driver.ts";
-import { MAX_SPIN_WAIT_US, SpinWait, spinWait, spinWaitProblem } from "../../sandbox/spin-wait.ts";
+import {
+  BUSY_STALL_SHARE,
+  MAX_QUIET_MS,
+  MAX_SPIN_WAIT_US,
+  MIN_QUIET_MS,
+  PRESSURE_WINDOW_MS,
+  procPressureStallClock,
+  SpinWait,
+  spinWait,
+  spinWaitProblem,
+} from "../../sandbox/spin-wait.ts";
 import { compileScript } from "../../src/compile/index.ts";
 import { isChainRuntimeError, resolveChainPolicy, type InvocationResult } from "../../src/kernel/index.ts";
 
@@ -27,11 +37,29 @@ function request(source: string, onToolCall: SandboxRunRequest["onToolCall"], ov
   };
 }
 
+/** A machine that reports no CPU pressure: spins are judged by the count of runs alone. */
+const NO_PRESSURE = { stallClock: (): undefined => undefined };
+
+/** A machine whose CPU stall time and clock the test moves. */
+function fakeMachine(): { stall: number; time: number; readonly stallClock: () => number; readonly now: () => number; pass(ms: number, stallShare: number): void } {
+  const machine = {
+    stall: 0,
+    time: 1_000,
+    stallClock: () => machine.stall,
+    now: () => machine.time,
+    pass(ms: number, stallShare: number) {
+      machine.time += ms;
+      machine.stall += ms * 1000 * stallShare;
+    },
+  };
+  return machine;
+}
+
 const echo = (): Promise<InvocationResult> => Promise.resolve({ status: "ok", text: "{}", structured: { n: 1 } });
 
 describe("SpinWait", () => {
   it("keeps the event loop turning until the budget is spent", async () => {
-    const spin = new SpinWait(4);
+    const spin = new SpinWait(4, NO_PRESSURE);
     const started = performance.now();
     expect(spin.begin(50_000)).toBe(true);
     expect(spin.spinning).toBe(true);
@@ -46,7 +74,7 @@ describe("SpinWait", () => {
   });
 
   it("stops at end(), and does not spin with a budget of 0", async () => {
-    const spin = new SpinWait(4);
+    const spin = new SpinWait(4, NO_PRESSURE);
     spin.begin(MAX_SPIN_WAIT_US);
     spin.end();
     expect(spin.spinning).toBe(false);
@@ -59,7 +87,7 @@ describe("SpinWait", () => {
   });
 
   it("spins only while the runs in flight leave a core free, and stops a spin when they take it", () => {
-    const spin = new SpinWait(2);
+    const spin = new SpinWait(2, NO_PRESSURE);
     spin.runStarted();
     expect(spin.coreFree).toBe(true);
     expect(spin.begin(MAX_SPIN_WAIT_US)).toBe(true);
@@ -71,7 +99,7 @@ describe("SpinWait", () => {
     spin.runEnded();
     spin.runEnded(); // never below zero
     expect(spin.runs).toBe(0);
-    const oneCore = new SpinWait(1);
+    const oneCore = new SpinWait(1, NO_PRESSURE);
     oneCore.runStarted();
     expect(oneCore.begin(MAX_SPIN_WAIT_US)).toBe(false); // one core: the run's own
   });
@@ -114,7 +142,7 @@ describe("SpinWait", () => {
   });
 
   it("a budget of 0 leaves another run's spin alone; a run that takes the last core stops it", () => {
-    const spin = new SpinWait(4);
+    const spin = new SpinWait(4, NO_PRESSURE);
     spin.runStarted();
     expect(spin.begin(MAX_SPIN_WAIT_US)).toBe(true);
     expect(spin.begin(0)).toBe(false); // a driver configured not to spin
@@ -127,9 +155,111 @@ describe("SpinWait", () => {
   });
 });
 
+describe("SpinWait on a machine busy with other work", () => {
+  /** Starts a spin and stops it at once (as an answer would): whether it began. */
+  const tryBegin = (spin: SpinWait): boolean => {
+    const began = spin.begin(MAX_SPIN_WAIT_US);
+    spin.end();
+    return began;
+  };
+
+  it("stops spinning for a quiet period when tasks waited for a CPU over its share of the last window", () => {
+    const machine = fakeMachine();
+    const spin = new SpinWait(4, machine);
+    expect(tryBegin(spin)).toBe(true); // the first read opens a window
+    machine.pass(PRESSURE_WINDOW_MS, BUSY_STALL_SHARE - 0.1);
+    expect(tryBegin(spin)).toBe(true); // a busy machine, but the spin's core is there
+    machine.pass(PRESSURE_WINDOW_MS / 2, 1);
+    expect(tryBegin(spin)).toBe(true); // judged once a window is long enough, not before
+    machine.pass(PRESSURE_WINDOW_MS / 2, 0.6);
+    expect(tryBegin(spin)).toBe(false);
+    expect(spin.quiet).toBe(true);
+    expect(spin.quietPeriods).toBe(1);
+    machine.pass(MIN_QUIET_MS - 1, 0);
+    expect(tryBegin(spin)).toBe(false); // still quiet, whatever the machine does meanwhile
+    machine.pass(1, 0);
+    expect(spin.quiet).toBe(false);
+    expect(tryBegin(spin)).toBe(true); // a new window, of spins again
+    machine.pass(PRESSURE_WINDOW_MS, 0.1);
+    expect(tryBegin(spin)).toBe(true);
+  });
+
+  it("doubles the quiet period while the pressure comes back right after each, up to its cap, and starts over later", () => {
+    const machine = fakeMachine();
+    const spin = new SpinWait(4, machine);
+    tryBegin(spin);
+    const quietPeriods: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      machine.pass(PRESSURE_WINDOW_MS, 0.9);
+      expect(tryBegin(spin)).toBe(false);
+      const started = machine.time;
+      while (spin.quiet) machine.pass(10, 0.9);
+      quietPeriods.push(machine.time - started);
+      expect(tryBegin(spin)).toBe(true); // spins again, and judges the next window
+    }
+    expect(quietPeriods).toEqual([MIN_QUIET_MS, 2 * MIN_QUIET_MS, 4 * MIN_QUIET_MS, 8 * MIN_QUIET_MS, MAX_QUIET_MS, MAX_QUIET_MS, MAX_QUIET_MS]);
+    // Calm for a while, then busy again: the first quiet period again.
+    for (let i = 0; i < 5; i++) {
+      machine.pass(PRESSURE_WINDOW_MS, 0);
+      expect(tryBegin(spin)).toBe(true);
+    }
+    machine.pass(PRESSURE_WINDOW_MS, 0.9);
+    const started = machine.time;
+    expect(tryBegin(spin)).toBe(false);
+    while (spin.quiet) machine.pass(10, 0.9);
+    expect(machine.time - started).toBe(MIN_QUIET_MS);
+  });
+
+  it("does not judge a window that spans an idle process, nor a machine that reports no pressure", () => {
+    const machine = fakeMachine();
+    const spin = new SpinWait(4, machine);
+    tryBegin(spin);
+    machine.pass(60_000, 0.9); // a minute without chains on a busy machine: no window of the spins
+    expect(tryBegin(spin)).toBe(true);
+    machine.pass(PRESSURE_WINDOW_MS, 0.9);
+    expect(tryBegin(spin)).toBe(false);
+    const unreported = new SpinWait(4, { stallClock: () => undefined, now: machine.now });
+    for (let i = 0; i < 5; i++) {
+      machine.pass(PRESSURE_WINDOW_MS, 1);
+      expect(tryBegin(unreported)).toBe(true);
+    }
+    expect(unreported.quietPeriods).toBe(0);
+  });
+
+  it("reads the stall total where Linux reports CPU pressure, and nothing elsewhere", () => {
+    const read = procPressureStallClock();
+    const first = read();
+    if (first === undefined) return; // no PSI here: the spin judges by the count of runs alone
+    expect(Number.isSafeInteger(first)).toBe(true);
+    expect(read()).toBeGreaterThanOrEqual(first);
+  });
+
+  it.skipIf(spinWait.cores < 2)("keeps a driver's run from spinning during a quiet period", async () => {
+    const machine = fakeMachine();
+    spinWait.setStallClock(machine.stallClock);
+    const driver = new InProcessSandboxDriver({ poolSize: 1, spinWaitUs: MAX_SPIN_WAIT_US });
+    try {
+      await driver.warm();
+      expect(spinWait.begin(MAX_SPIN_WAIT_US)).toBe(true); // opens a window
+      spinWait.end();
+      await sleep(PRESSURE_WINDOW_MS + 5);
+      machine.stall += (PRESSURE_WINDOW_MS + 5) * 1000; // every µs of it, some task waited for a CPU
+      const running = driver.run(request("return (await tools.echo({})).status;", echo));
+      expect(spinWait.quiet).toBe(true);
+      expect(spinWait.spinning).toBe(false); // posted, and the host's loop left to sleep
+      expect((await running).status).toBe("ok");
+    } finally {
+      spinWait.setStallClock(NO_PRESSURE.stallClock);
+      await driver.close();
+    }
+  });
+});
+
 describe.skipIf(spinWait.cores < 2)("the in-process driver's spin", () => {
   let driver: InProcessSandboxDriver;
   beforeAll(async () => {
+    // Whatever else the machine runs meanwhile (other test files): spins judged by the count of runs.
+    spinWait.setStallClock(NO_PRESSURE.stallClock);
     driver = new InProcessSandboxDriver({ poolSize: 1, spinWaitUs: MAX_SPIN_WAIT_US });
     await driver.warm();
   });
