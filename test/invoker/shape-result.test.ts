@@ -325,12 +325,25 @@ describe("ToolInvoker result shaping", () => {
       const result = await invoker.invoke({ name: "render", arguments: { data: value(ref) } }, { session: invoker.openSession() });
       expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
       expect(result.text).toContain('argument "data" must be string');
-      expect(result.text).toContain('argument "data" has a "$artifact" key but is not an artifact argument');
+      expect(result.text).toContain('Argument "data" has a "$artifact" key but is not an artifact argument');
       expect(result.text).toContain("{ $artifact: result.artifactRef }");
       expect(tool.calls).toHaveLength(0);
       // A failure elsewhere says nothing of artifacts.
       const other = await invoker.invoke({ name: "render", arguments: { data: 1 } }, { session: invoker.openSession() });
       expect(other.text).not.toContain("$artifact");
+    });
+
+    it("says that an artifact reaches the tool as a string when the schema wants another type there", async () => {
+      const store = new MemoryBlobStore();
+      const ref = await store.put(JSON.stringify({ rows: [1, 2, 3] }));
+      const tool = localTool("render", () => "ok", { inputSchema: { type: "object", properties: { data: { type: "array" } } } });
+      const invoker = makeInvoker([tool], { blobStore: store });
+      const result = await invoker.invoke({ name: "render", arguments: { data: { $artifact: ref } } }, { session: invoker.openSession() });
+      expect(result).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+      expect(result.text).toContain('argument "data" must be array');
+      expect(result.text).toContain('Argument "data" is an artifact, which reaches the tool as a string');
+      expect(result.text).not.toContain("not an artifact argument");
+      expect(tool.calls).toHaveLength(0);
     });
 
     it("hands a tool the content as blobToText gives it: a BOM kept, text holding NUL as base64", async () => {

@@ -130,18 +130,27 @@ function substituteArtifacts(value: unknown, pointer: string, pointers: Set<stri
 }
 
 /**
- * A hint for a failure at a value that looks meant as an artifact argument but is not one: an
- * object with a `$artifact` key beside others, or whose ref is not a string. Such a value is
- * passed as it is, and a schema that wants text there fails on the object, which says nothing
- * of why. Empty when no failing value has a `$artifact` key.
+ * A hint for a failure at a value with a `$artifact` key, which the schema's own words do not
+ * explain: an artifact argument (its content reaches the tool as a string, so a schema that wants
+ * an array or object there refuses it), or an object that looks meant as one but is not (a
+ * `$artifact` key beside others, or a ref that is not a string: passed as it is). Empty when no
+ * failing value has a `$artifact` key.
  */
 function nearArtifactHint(args: Record<string, unknown>, errors: readonly ErrorObject[]): string {
   for (const error of errors) {
     const value = valueAt(args, error.instancePath);
     if (typeof value !== "object" || value === null || Array.isArray(value) || !Object.hasOwn(value, "$artifact")) continue;
     const path = pointerToPath(error.instancePath);
+    const what = subject(path).replace(/^a/, "A");
+    if (isArtifactArgument(value)) {
+      if (error.keyword !== "type") continue;
+      return (
+        ` ${what} is an artifact, which reaches the tool as a string (its text, or base64 for binary content), where the ` +
+        "tool's schema wants another type: pass the value itself there (e.g. a result's structured data), or call a tool that takes the content as text."
+      );
+    }
     return (
-      ` ${subject(path)} has a "$artifact" key but is not an artifact argument, so it was not replaced by the artifact's content: ` +
+      ` ${what} has a "$artifact" key but is not an artifact argument, so it was not replaced by the artifact's content: ` +
       "pass an artifact as an object with that one key and a ref string, `{ $artifact: result.artifactRef }` (or `artifact(ref)`), " +
       "and put other parameters beside it, not inside it."
     );
