@@ -152,6 +152,13 @@ const MAX_ARGUMENT_BYTES = 8 * 1024 * 1024;
 /** @internal Runs `code` on `tool` with a replay plan (see `replay`, `resumeChain`). */
 export let runWithPlan: (tool: ToolChainTool, code: string, options: ChainRunOptions, plan: RunPlan) => Promise<TracedChainRunResult>;
 
+/** The error of a run its caller's signal cancelled. */
+const CANCELLED_ERROR: ChainError = {
+  phase: "limit",
+  name: "CancelledError",
+  message: "the chain was cancelled: its caller's signal fired before it finished (calls still running were told to stop, and are recorded CANCELLED)",
+};
+
 /**
  * The `run_chain` tool: a model writes a TypeScript script that calls `tools.*`; this runs it in
  * an isolated sandbox and routes every call through a {@link ToolInvoker}.
@@ -829,6 +836,8 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     let error = parts.error;
     if (!error && outcome?.error && mapped) error = mapped(outcome.error);
     let status = parts.status;
+    // A driver says only that the run was cancelled; the result says why, as for every other end but `ok`.
+    if (status === "cancelled" && error === undefined) error = CANCELLED_ERROR;
     let returnValue: unknown;
     let returnArtifactRef: ArtifactRef | undefined;
     // (An abandoned run stores nothing more: its caller has its answer, and the ref would be dropped.)

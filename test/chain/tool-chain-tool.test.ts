@@ -524,6 +524,11 @@ describe("ToolChainTool", () => {
       const run = await pending;
       expect(run.status).toBe("cancelled");
       expect(run.callTrace).toHaveLength(1);
+      // Every end but ok and suspended says why (ChainRunResult.error).
+      expect(run.error).toMatchObject({ phase: "limit", name: "CancelledError", message: expect.stringContaining("caller's signal") });
+      const before = new AbortController();
+      before.abort();
+      expect((await chain.run("return 1;", { signal: before.signal })).error).toMatchObject({ name: "CancelledError" });
     });
   });
 
