@@ -10,6 +10,8 @@
  * Every drop is reported to `options.onDrop` when given. The encoders take the tools exactly as
  * given (a `Toolbox` is iterated whole, deferred tools included); `Toolbox.schemas()` is the
  * deferral-aware call. Schemas are shared with the tools, not copied: treat them as read-only.
+ * What is not a list of tools at all (`null`, one tool, a plain object) is refused with
+ * `ARGUMENT_INVALID` by {@link checkToolList}, the check `new Toolbox()` makes too.
  *
  * Shapes:
  * - `openai` (Chat Completions): `{ type: "function", function: { name, description, parameters } }`.
@@ -20,7 +22,7 @@
  * - `generic` (MCP `tools/list` shape): `{ name, description, inputSchema, outputSchema? }`.
  * @module
  */
-import { isLocalTool, type AnyTool, type JsonSchema, type ObjectJsonSchema } from "../kernel/index.ts";
+import { ChainRuntimeError, isLocalTool, type AnyTool, type JsonSchema, type ObjectJsonSchema } from "../kernel/index.ts";
 
 /** A provider the encoders know. */
 export type ToolProvider = "openai" | "anthropic" | "vercel" | "generic";
@@ -118,26 +120,40 @@ export function encodeTools<P extends "openai" | "anthropic" | "generic">(
   return out;
 }
 
-/** The tools as OpenAI Chat Completions `tools`. Accepts a `Toolbox` or any iterable of tools. */
+/**
+ * The tools as OpenAI Chat Completions `tools`. Accepts a `Toolbox` or any iterable of tools.
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` when `tools` is not a list (see {@link checkToolList}).
+ */
 export function toOpenAITools(tools: Iterable<AnyTool>, options?: EncodeToolsOptions): (OpenAIFunctionTool | ProviderSpec)[] {
+  checkToolList(tools, "toOpenAITools");
   return encodeTools(tools, "openai", options);
 }
 
-/** The tools as Anthropic Messages `tools`. Accepts a `Toolbox` or any iterable of tools. */
+/**
+ * The tools as Anthropic Messages `tools`. Accepts a `Toolbox` or any iterable of tools.
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` when `tools` is not a list (see {@link checkToolList}).
+ */
 export function toAnthropicTools(tools: Iterable<AnyTool>, options?: EncodeToolsOptions): (AnthropicCustomTool | ProviderSpec)[] {
+  checkToolList(tools, "toAnthropicTools");
   return encodeTools(tools, "anthropic", options);
 }
 
-/** The tools in MCP's `tools/list` shape. Accepts a `Toolbox` or any iterable of tools. */
+/**
+ * The tools in MCP's `tools/list` shape. Accepts a `Toolbox` or any iterable of tools.
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` when `tools` is not a list (see {@link checkToolList}).
+ */
 export function toGenericTools(tools: Iterable<AnyTool>, options?: EncodeToolsOptions): (GenericToolSchema | ProviderSpec)[] {
+  checkToolList(tools, "toGenericTools");
   return encodeTools(tools, "generic", options);
 }
 
 /**
  * The tools as an AI SDK `tools` record keyed by name (plain data; see the module note).
  * Accepts a `Toolbox` or any iterable of tools.
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` when `tools` is not a list (see {@link checkToolList}).
  */
 export function toVercelAITools(tools: Iterable<AnyTool>, options: EncodeToolsOptions = {}): Record<string, VercelAITool | ProviderSpec> {
+  checkToolList(tools, "toVercelAITools");
   const out: Record<string, VercelAITool | ProviderSpec> = {};
   for (const tool of tools) {
     const encoded = encodeTool(tool, "vercel");
@@ -145,4 +161,46 @@ export function toVercelAITools(tools: Iterable<AnyTool>, options: EncodeToolsOp
     else options.onDrop?.(tool, encoded.reason);
   }
   return out;
+}
+
+/** An iterable that is not a string (whose characters would be taken one by one). */
+export function isList(value: unknown): value is Iterable<unknown> {
+  return typeof value === "object" && value !== null && typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] === "function";
+}
+
+/**
+ * Refuses what cannot be a list of tools before any tool is looked at: `null`, a string, a
+ * plain object, and the common slip of one tool where a list belongs, named with the fix
+ * (`wrap it in an array: toOpenAITools([tool])`). Shared by `new Toolbox()` and the encoders.
+ * @param callee - the call as the message names it: `"new Toolbox"`, `"toOpenAITools"`
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` (`details.argument` `"tools"`) unless `tools` is a list.
+ */
+export function checkToolList(tools: unknown, callee: string): asserts tools is Iterable<unknown> {
+  if (isList(tools)) return;
+  const name = typeof tools === "object" && tools !== null ? (tools as { name?: unknown }).name : undefined;
+  const got = typeof name === "string" ? `one tool ("${clipName(name)}"); wrap it in an array: ${callee}([tool])` : describeValue(tools);
+  throw new ChainRuntimeError("ARGUMENT_INVALID", `${callee}() takes an array of tools (defineTool(...)); got ${got}.`, {
+    details: { argument: "tools" },
+  });
+}
+
+/** What a refused argument is, for a message: its kind, never its (possibly huge or secret) content. */
+export function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  switch (typeof value) {
+    case "object":
+      return isList(value) ? "an iterable that is not an array" : "an object that is not iterable";
+    case "string":
+      return "a string";
+    case "undefined":
+      return "undefined";
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+/** `name`, cut at 64 characters for a message. */
+export function clipName(name: string): string {
+  return name.length > 64 ? `${name.slice(0, 64)}…` : name;
 }

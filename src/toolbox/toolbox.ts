@@ -16,6 +16,9 @@
  * - `add` checks every tool before adding any: a failing call leaves the box unchanged.
  * - What is not a list at all (`null`, a string, one tool, a plain object) is refused with
  *   `ARGUMENT_INVALID` before any tool is looked at; a malformed *item* is `TOOL_INVALID`.
+ * - A provider or risk argument that names none (`schemas("OpenAI")`, `byRisk("HIGH")`) is
+ *   refused with `ARGUMENT_INVALID` naming the valid ones, never answered in another shape or
+ *   with an empty list.
  * @module
  */
 import {
@@ -24,15 +27,23 @@ import {
   digestJson,
   isChainTool,
   isLocalTool,
+  isToolRisk,
+  TOOL_RISKS,
   type AnyTool,
   type Tool,
   type ToolRisk,
 } from "../kernel/index.ts";
+import { suggestNames } from "../kernel/suggest-names.ts";
 import type { Skill } from "../skills/skill.ts";
 import { readValidTool } from "./assert-valid-tool.ts";
 import {
+  checkToolList,
+  clipName,
+  describeValue,
   encodeTool,
   encodeTools,
+  isList,
+  TOOL_PROVIDERS,
   toVercelAITools,
   type AnthropicCustomTool,
   type GenericToolSchema,
@@ -77,7 +88,7 @@ export class Toolbox implements Iterable<AnyTool> {
    * of tools: `null`, a string, a single tool, a plain object.
    */
   constructor(tools: Iterable<AnyTool> = []) {
-    checkToolList(tools);
+    checkToolList(tools, "new Toolbox");
     this.add(...tools);
   }
 
@@ -131,8 +142,13 @@ export class Toolbox implements Iterable<AnyTool> {
     return this.#tools.values();
   }
 
-  /** Local tools (the chain tool included) whose risk is exactly `risk`; no `risk` counts as `"safe"`. */
+  /**
+   * Local tools (the chain tool included) whose risk is exactly `risk`; no `risk` counts as `"safe"`.
+   * @throws ChainRuntimeError `ARGUMENT_INVALID` when `risk` is not one of `TOOL_RISKS`
+   * (`"safe"`, `"high"`, `"critical"`), a missing one included.
+   */
   byRisk(risk: ToolRisk): Tool<never, unknown>[] {
+    if (!isToolRisk(risk)) refuseChoice("Toolbox.byRisk", "risk", risk, TOOL_RISKS);
     return this.all().filter((tool): tool is Tool<never, unknown> => isLocalTool(tool) && (tool.risk ?? "safe") === risk);
   }
 
@@ -146,6 +162,8 @@ export class Toolbox implements Iterable<AnyTool> {
    * `provider-schemas.ts`): an array, or a name-keyed record for `vercel`. Tools the provider
    * cannot take are dropped.
    * @param provider - @defaultValue `"generic"` (MCP `tools/list` shape)
+   * @throws ChainRuntimeError `ARGUMENT_INVALID` when `provider` is given and is not one of
+   * `"openai"`, `"anthropic"`, `"vercel"`, `"generic"` (names are lower-case).
    */
   schemas(): (GenericToolSchema | ProviderSpec)[];
   schemas(provider: "openai"): (OpenAIFunctionTool | ProviderSpec)[];
@@ -154,10 +172,14 @@ export class Toolbox implements Iterable<AnyTool> {
   schemas(provider: "generic"): (GenericToolSchema | ProviderSpec)[];
   schemas<P extends ToolProvider>(provider: P): ProviderSchemaList<P>;
   schemas(provider: ToolProvider = "generic"): ProviderSchemaList<ToolProvider> {
+    checkProvider("Toolbox.schemas", provider);
     return this.#encode(this.all().filter((tool) => !isDeferred(tool)), provider);
   }
 
-  /** Like {@link Toolbox.schemas}, for the `deferLoading` tools only. */
+  /**
+   * Like {@link Toolbox.schemas}, for the `deferLoading` tools only.
+   * @throws ChainRuntimeError `ARGUMENT_INVALID` for an unknown `provider`, as `schemas` does.
+   */
   deferredSchemas(): (GenericToolSchema | ProviderSpec)[];
   deferredSchemas(provider: "openai"): (OpenAIFunctionTool | ProviderSpec)[];
   deferredSchemas(provider: "anthropic"): (AnthropicCustomTool | ProviderSpec)[];
@@ -165,6 +187,7 @@ export class Toolbox implements Iterable<AnyTool> {
   deferredSchemas(provider: "generic"): (GenericToolSchema | ProviderSpec)[];
   deferredSchemas<P extends ToolProvider>(provider: P): ProviderSchemaList<P>;
   deferredSchemas(provider: ToolProvider = "generic"): ProviderSchemaList<ToolProvider> {
+    checkProvider("Toolbox.deferredSchemas", provider);
     return this.#encode(this.all().filter(isDeferred), provider);
   }
 
@@ -172,8 +195,11 @@ export class Toolbox implements Iterable<AnyTool> {
    * The schema of one tool (deferred or not) in `provider`'s shape (for `vercel`, the record
    * entry). `undefined` when no such tool exists or the provider cannot take it.
    * @param provider - @defaultValue `"generic"`
+   * @throws ChainRuntimeError `ARGUMENT_INVALID` for an unknown `provider`, as `schemas` does
+   * (whether or not a tool is named `name`).
    */
   schemaFor<P extends ToolProvider = "generic">(name: string, provider: P = "generic" as P): ProviderToolSchemas[P] | undefined {
+    checkProvider("Toolbox.schemaFor", provider);
     const tool = this.#tools.get(name);
     if (tool === undefined) return undefined;
     const encoded = encodeTool(tool, provider);
@@ -246,45 +272,31 @@ export class Toolbox implements Iterable<AnyTool> {
   }
 }
 
-/** An iterable that is not a string (whose characters would be taken one by one). */
-function isList(value: unknown): value is Iterable<unknown> {
-  return typeof value === "object" && value !== null && typeof (value as Partial<Iterable<unknown>>)[Symbol.iterator] === "function";
+/** @throws ChainRuntimeError `ARGUMENT_INVALID` unless `provider` is one of `TOOL_PROVIDERS`. */
+function checkProvider(method: string, provider: unknown): asserts provider is ToolProvider {
+  if (!(TOOL_PROVIDERS as readonly unknown[]).includes(provider)) refuseChoice(method, "provider", provider, TOOL_PROVIDERS);
 }
 
-/** @throws ChainRuntimeError `ARGUMENT_INVALID` unless `tools` is a list `add` can spread. */
-function checkToolList(tools: unknown): asserts tools is Iterable<unknown> {
-  if (isList(tools)) return;
-  // The common slip: one tool where a list of them belongs.
-  const name = typeof tools === "object" && tools !== null ? (tools as { name?: unknown }).name : undefined;
-  const got = typeof name === "string" ? `one tool ("${clipName(name)}"); wrap it in an array: new Toolbox([tool])` : describeValue(tools);
-  throw new ChainRuntimeError("ARGUMENT_INVALID", `new Toolbox() takes an array of tools (defineTool(...)); got ${got}.`, {
-    details: { argument: "tools" },
-  });
-}
-
-/** What a refused argument is, for a message: its kind, never its (possibly huge or secret) content. */
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  switch (typeof value) {
-    case "object":
-      return isList(value) ? "an iterable that is not an array" : "an object that is not iterable";
-    case "string":
-      return "a string";
-    case "undefined":
-      return "undefined";
-    default:
-      return `a ${typeof value}`;
+/**
+ * @throws ChainRuntimeError `ARGUMENT_INVALID` naming the refused `value` of `argument`, the
+ * nearest of `choices` ("did you mean"), and all of them (`details.argument`, `details.choices`).
+ */
+function refuseChoice(method: string, argument: string, value: unknown, choices: readonly string[]): never {
+  const valid = `Use one of ${choices.map((choice) => `"${choice}"`).join(", ")}.`;
+  let message: string;
+  if (typeof value === "string") {
+    const near = suggestNames(value, choices);
+    const hint = near.length > 0 ? `; did you mean ${near.map((choice) => `"${choice}"`).join(" or ")}?` : ".";
+    message = `${method}(): unknown ${argument} "${clipName(value)}"${hint} ${valid}`;
+  } else {
+    message = `${method}() takes a ${argument}; got ${describeValue(value)}. ${valid}`;
   }
+  throw new ChainRuntimeError("ARGUMENT_INVALID", message, { details: { argument, choices: [...choices] } });
 }
 
 function describeSkill(skill: unknown): string {
   if (typeof skill === "object" && skill !== null) return `an object whose allowedTools is ${describeValue((skill as { allowedTools?: unknown }).allowedTools)}`;
   return describeValue(skill);
-}
-
-function clipName(name: string): string {
-  return name.length > 64 ? `${name.slice(0, 64)}…` : name;
 }
 
 function isDeferred(tool: AnyTool): boolean {

@@ -236,3 +236,52 @@ describe("Toolbox arguments", () => {
     expect(refusal(() => box.withSkill({ allowedTools: "x" } as never)).message).toContain("an object whose allowedTools is a string");
   });
 });
+
+describe("Toolbox provider and risk arguments", () => {
+  function refusal(run: () => unknown): { code: unknown; message: string; details: Readonly<Record<string, unknown>> } {
+    try {
+      run();
+    } catch (error) {
+      if (isChainRuntimeError(error)) return { code: error.code, message: error.message, details: error.details };
+      throw error;
+    }
+    throw new Error("did not throw");
+  }
+  const PROVIDERS = 'Use one of "openai", "anthropic", "vercel", "generic".';
+
+  it("refuses a provider that is none, in schemas(), deferredSchemas() and schemaFor(), naming the nearest", () => {
+    const box = new Toolbox([searchTool, dropTableTool]);
+    for (const [method, run] of [
+      ["schemas", (provider: unknown) => box.schemas(provider as never)],
+      ["deferredSchemas", (provider: unknown) => box.deferredSchemas(provider as never)],
+      ["schemaFor", (provider: unknown) => box.schemaFor("search_docs", provider as never)],
+    ] as const) {
+      const wrongCase = refusal(() => run("OpenAI"));
+      expect(wrongCase).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "provider", choices: ["openai", "anthropic", "vercel", "generic"] } });
+      expect(wrongCase.message).toBe(`Toolbox.${method}(): unknown provider "OpenAI"; did you mean "openai"? ${PROVIDERS}`);
+      expect(refusal(() => run("anthropc")).message).toContain('did you mean "anthropic"?');
+      expect(refusal(() => run("bogus")).message).toBe(`Toolbox.${method}(): unknown provider "bogus". ${PROVIDERS}`);
+      expect(refusal(() => run(null)).message).toBe(`Toolbox.${method}() takes a provider; got null. ${PROVIDERS}`);
+    }
+    // Even with no such tool, and on an empty box: the argument is wrong whatever the box holds.
+    expect(refusal(() => box.schemaFor("missing", "bogus" as never)).code).toBe("ARGUMENT_INVALID");
+    expect(refusal(() => new Toolbox().schemas("bogus" as never)).code).toBe("ARGUMENT_INVALID");
+  });
+
+  it("keeps the default provider: no argument (or undefined) is generic", () => {
+    const box = new Toolbox([searchTool, dropTableTool]);
+    expect(box.schemas()).toEqual(box.schemas("generic"));
+    expect(box.schemas(undefined as never)).toEqual(box.schemas("generic"));
+    expect(box.deferredSchemas()).toEqual(box.deferredSchemas("generic"));
+    expect(box.schemaFor("search_docs")).toEqual(box.schemaFor("search_docs", "generic"));
+  });
+
+  it("refuses a risk that is none in byRisk(), a missing one included", () => {
+    const box = new Toolbox(everything());
+    const upper = refusal(() => box.byRisk("HIGH" as never));
+    expect(upper).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "risk", choices: ["safe", "high", "critical"] } });
+    expect(upper.message).toBe('Toolbox.byRisk(): unknown risk "HIGH"; did you mean "high"? Use one of "safe", "high", "critical".');
+    expect(refusal(() => (box.byRisk as () => unknown)()).message).toBe('Toolbox.byRisk() takes a risk; got undefined. Use one of "safe", "high", "critical".');
+    expect(refusal(() => box.byRisk("medium" as never)).message).toBe('Toolbox.byRisk(): unknown risk "medium". Use one of "safe", "high", "critical".');
+  });
+});
