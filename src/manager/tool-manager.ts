@@ -9,27 +9,35 @@
  *  executeSelectedTools(calls)
  *     0 snapshot     each entry's id, name, arguments read once into a plain call, which is what
  *                    every later step checks and the invoker runs; a hole, a non-call or a
- *                    field whose read throws → INVALID_ARGUMENTS response (not run)
- *     1 dedup        same name + same canonical args → later copies dropped
- *     2 ids          given ids kept; a repeated id → error response (not run), see below
- *     3 round cap    calls past maxCallsPerRound → error response each
- *     4 take-control >1 call and one takes control → nothing runs; every call is told why
- *     5 dispatch     all in parallel, each by kind:
+ *                    field whose read throws → INVALID_ARGUMENTS response (not run); `calls`
+ *                    not an array → one INVALID_ARGUMENTS response saying so
+ *     1 ids, dedup   given ids kept; a repeated id → error response (not run), see "Ids";
+ *                    same name + same canonical args as an earlier call → a duplicate: not run,
+ *                    answered with that call's response under its own id, see "Dedup"
+ *     2 round cap    calls past maxCallsPerRound (duplicates not counted) → error response each
+ *     3 take-control >1 call and one takes control → nothing runs; every call is told why
+ *     4 dispatch     all in parallel, each by kind:
  *                      provider-defined → handleCall (bounded by callTimeoutMs; counted and
  *                                         recorded as below for run_chain)
  *                      hosted           → skipped (the provider runs it)
  *                      run_chain        → the chain tool's execute (see "run_chain" below)
  *                      local            → ToolInvoker.invoke (every policy gate)
- *     → one ToolCallResponse per remaining call, in call order; never a throw
+ *     → one ToolCallResponse per call, duplicates included, in call order; never a throw
  * ```
  *
  * Ids: every response has an id no other response of the round has. A call keeps the id it was
  * given (a non-empty string) unless an earlier call of the round already has it: that later call
  * is not run and gets an `INVALID_ARGUMENTS` error response naming the repeated id, under a
  * generated id, so a caller that keys responses by id never loses the first call's answer. A call
- * without a usable id gets `call_<index>` (index among the de-duplicated calls), or
- * `call_<index>_<n>` when a given id already is that name; generated ids never collide with a
- * given one.
+ * without a usable id gets `call_<index>` (its index in `calls`), or `call_<index>_<n>` when a
+ * given id already is that name; generated ids never collide with a given one.
+ *
+ * Dedup: a call with the same name and canonical arguments (JSON-string arguments parsed first)
+ * as an earlier call of the round that is answered on its own is a duplicate. The tool runs once;
+ * the duplicate gets the same response as that call, under its own id, so every tool-call id the
+ * model sent has a result (OpenAI and Anthropic refuse the next request otherwise). The one
+ * exception: the very same call sent twice under one id is answered once (its id has its result).
+ * Calls whose arguments cannot be compared, and entries that are not calls, are never duplicates.
  *
  * run_chain: a `ToolChainTool` in the toolbox is offered by `tools()` like any tool, and a direct
  * call of it in a model turn runs its chain (the invoker refuses it: it is the in-chain door, and
@@ -60,10 +68,6 @@
  * id the caller gave is repeated up to `MAX_ECHOED_NAME_CHARS` (256) characters, a thrown
  * message up to `MAX_ERROR_MESSAGE_CHARS` (4096), and an `isError` result keeps a success's
  * size rules (`shapeResult`).
- *
- * Dedup follows the seed: duplicates are filtered out and get no response of their own. A
- * provider that requires an answer for every tool-call id should send the kept call's response
- * for its duplicates too (`filterDuplicateCalls` tells which were kept).
  *
  * Rounds: `tools()` and `forcedToolChoices()` describe the current round; every
  * `executeSelectedTools` ends a round. Forced tools restrict only the first round, so a forced
@@ -232,7 +236,8 @@ export class ToolManager implements AsyncDisposable {
 
   /**
    * `calls` without repeats: two calls are the same when the names match and the arguments
-   * are equal as canonical JSON (JSON-string arguments parsed first). The first is kept.
+   * are equal as canonical JSON (JSON-string arguments parsed first). The first is kept
+   * ({@link ToolManager.executeSelectedTools} answers the others with its response).
    */
   filterDuplicateCalls(calls: readonly ToolCall[]): ToolCall[] {
     const seen = new Set<string>();
@@ -249,48 +254,66 @@ export class ToolManager implements AsyncDisposable {
   }
 
   /**
-   * Runs the selected calls of one round and returns one response per call that survived
-   * de-duplication, in order. Never throws. Ends the round.
+   * Runs the selected calls of one round and returns one response per call, in call order: a
+   * duplicate (same name and canonical arguments as an earlier call) is not run again and gets
+   * that call's response under its own id, so every tool-call id has a result (the very same
+   * call sent twice under one id is answered once). Never throws: `calls` that is not an array
+   * gets one `INVALID_ARGUMENTS` error response saying so, and nothing runs. Ends the round.
    */
   async executeSelectedTools(calls: readonly ToolCall[], options: ExecuteSelectedToolsOptions = {}): Promise<ToolCallResponse[]> {
     const available = new Set(this.tools().map((tool) => tool.name));
     try {
+      if (!Array.isArray(calls)) return [notAnArrayResponse(calls)];
       // Array.from, not map: a hole in a sparse list is an entry too (a malformed call, answered).
-      const all = Array.isArray(calls) ? Array.from(calls, asToolCall) : [];
-      const unique = this.filterDuplicateCalls(all);
-      const { ids, repeatOf } = assignIds(all, unique);
-      const runnable = unique.slice(0, this.maxCallsPerRound);
-      const responses = new Array<ToolCallResponse | Promise<ToolCallResponse>>(unique.length);
-      for (let i = runnable.length; i < unique.length; i++) {
-        const call = unique[i] as ToolCall;
-        responses[i] = failureResponse(
-          ids[i] as string,
-          call.name,
-          invocationFailure(
-            "BUDGET_EXCEEDED",
-            `Not executed: at most ${this.maxCallsPerRound} tool calls run per round and this was call ${i + 1}. Call it again next round if it is still needed.`,
+      const all = Array.from(calls, asToolCall);
+      const { ids, repeatOf, duplicateOf, answered } = planRound(all);
+      const responses = new Map<number, ToolCallResponse | Promise<ToolCallResponse>>();
+      const runnable = answered.slice(0, this.maxCallsPerRound);
+      for (let k = runnable.length; k < answered.length; k++) {
+        const i = answered[k] as number;
+        responses.set(
+          i,
+          failureResponse(
+            ids[i] as string,
+            (all[i] as ToolCall).name,
+            invocationFailure(
+              "BUDGET_EXCEEDED",
+              `Not executed: at most ${this.maxCallsPerRound} tool calls run per round and this was call ${k + 1}. Call it again next round if it is still needed.`,
+            ),
           ),
         );
       }
-      const takeControl = runnable.length > 1 ? this.#takeControlNames(runnable) : [];
+      const takeControl = runnable.length > 1 ? this.#takeControlNames(runnable.map((i) => all[i] as ToolCall)) : [];
       if (takeControl.length > 0) {
-        for (let i = 0; i < runnable.length; i++) {
-          const call = runnable[i] as ToolCall;
-          responses[i] = failureResponse(ids[i] as string, call.name, takeControlConflict(call.name, takeControl));
+        for (const i of runnable) {
+          const call = all[i] as ToolCall;
+          responses.set(i, failureResponse(ids[i] as string, call.name, takeControlConflict(call.name, takeControl)));
         }
       } else {
         const session = options.session ?? this.session;
-        for (let i = 0; i < runnable.length; i++) {
-          const call = runnable[i] as ToolCall;
+        for (const i of runnable) {
+          const call = all[i] as ToolCall;
+          const id = ids[i] as string;
           const first = repeatOf[i];
-          responses[i] = malformedCalls.has(call)
-            ? failureResponse(ids[i] as string, call.name, invocationFailure("INVALID_ARGUMENTS", `Not executed: call ${i + 1} is not a readable tool call { name: string, arguments }.`))
-            : first !== undefined
-              ? failureResponse(ids[i] as string, call.name, repeatedIdRefusal(i, first, ids[first] as string))
-              : this.#dispatch(call, ids[i] as string, available, session, options.signal);
+          responses.set(
+            i,
+            malformedCalls.has(call)
+              ? failureResponse(id, call.name, invocationFailure("INVALID_ARGUMENTS", `Not executed: call ${i + 1} is not a readable tool call { name: string, arguments }.`))
+              : first !== undefined
+                ? failureResponse(id, call.name, repeatedIdRefusal(i, first, ids[first] as string))
+                : this.#dispatch(call, id, available, session, options.signal),
+          );
         }
       }
-      return await Promise.all(responses);
+      const ordered: Promise<ToolCallResponse>[] = [];
+      for (let i = 0; i < all.length; i++) {
+        const id = ids[i];
+        if (id === undefined) continue; // the same call again under the same id: answered once
+        const original = duplicateOf[i];
+        const response = Promise.resolve(responses.get(original ?? i) as ToolCallResponse | Promise<ToolCallResponse>);
+        ordered.push(original === undefined ? response : response.then((answer) => ({ ...answer, id })));
+      }
+      return await Promise.all(ordered);
     } finally {
       this.#round++;
     }
@@ -508,33 +531,84 @@ async function executeDirect(
   }
 }
 
+/** How {@link ToolManager.executeSelectedTools} answers each call of a round (indexes into the round's calls). */
+interface RoundPlan {
+  /** The response id of each call; `undefined` for the very same call sent again under the same id (answered once). */
+  readonly ids: (string | undefined)[];
+  /** For a call that repeats an earlier call's given id (with other arguments): that call's index. Refused, not run. */
+  readonly repeatOf: (number | undefined)[];
+  /** For a duplicate: the index of the call whose response it shares. Not run. */
+  readonly duplicateOf: (number | undefined)[];
+  /** The calls answered on their own (run or refused), in call order: every call but duplicates and folded repeats. */
+  readonly answered: number[];
+}
+
 /**
- * The response id of each de-duplicated call, and for a call that repeats an earlier call's
- * given id, that call's index (see "Ids" in the module comment).
+ * The ids, duplicates and repeated ids of a round's calls, in one pass in call order (see "Ids"
+ * and "Dedup" in the module comment). A call refused for its id is no call's original, so a
+ * later copy of it under a fresh id runs.
  */
-function assignIds(all: readonly ToolCall[], unique: readonly ToolCall[]): { ids: string[]; repeatOf: (number | undefined)[] } {
+function planRound(all: readonly ToolCall[]): RoundPlan {
   const given = new Set<string>();
   for (const call of all) {
     if (call.id !== undefined) given.add(call.id);
   }
-  const ids: string[] = [];
-  const repeatOf: (number | undefined)[] = [];
+  const plan: RoundPlan = { ids: [], repeatOf: [], duplicateOf: [], answered: [] };
   const owner = new Map<string, number>();
-  for (let i = 0; i < unique.length; i++) {
-    const id = (unique[i] as ToolCall).id;
-    const first = id === undefined ? undefined : owner.get(id);
-    repeatOf.push(first);
-    if (id !== undefined && first === undefined) {
-      owner.set(id, i);
-      ids.push(id);
+  const keys: (string | undefined)[] = [];
+  const originalOf = new Map<string, number>();
+  for (let i = 0; i < all.length; i++) {
+    const call = all[i] as ToolCall;
+    const key = dedupKey(call);
+    keys.push(key);
+    const holder = call.id === undefined ? undefined : owner.get(call.id);
+    if (holder !== undefined && key !== undefined && keys[holder] === key) {
+      plan.ids.push(undefined); // the same call again under the same id: that id has its answer
+      plan.repeatOf.push(undefined);
+      plan.duplicateOf.push(undefined);
       continue;
     }
-    let generated = `call_${i}`;
-    for (let n = 1; given.has(generated) || owner.has(generated); n++) generated = `call_${i}_${n}`;
-    owner.set(generated, i);
-    ids.push(generated);
+    let id = holder === undefined ? call.id : undefined;
+    if (id === undefined) {
+      id = `call_${i}`;
+      for (let n = 1; given.has(id) || owner.has(id); n++) id = `call_${i}_${n}`;
+    }
+    owner.set(id, i);
+    plan.ids.push(id);
+    plan.repeatOf.push(holder);
+    const original = holder === undefined && key !== undefined ? originalOf.get(key) : undefined;
+    plan.duplicateOf.push(original);
+    if (original !== undefined) continue;
+    if (holder === undefined && key !== undefined) originalOf.set(key, i);
+    plan.answered.push(i);
   }
-  return { ids, repeatOf };
+  return plan;
+}
+
+/**
+ * The one response to `calls` that is not an array: nothing runs. One tool call passed alone is
+ * named, under its own id when it has one, with the fix (wrap it in an array).
+ */
+function notAnArrayResponse(calls: unknown): ToolCallResponse {
+  let name: unknown;
+  let id: unknown;
+  try {
+    if (typeof calls === "object" && calls !== null) ({ name, id } = calls as { name?: unknown; id?: unknown });
+  } catch {
+    // a getter that throws: described by kind only
+  }
+  const iterable = typeof (calls as Partial<Iterable<unknown>> | null | undefined)?.[Symbol.iterator] === "function" && typeof calls !== "string";
+  const got =
+    typeof name === "string"
+      ? `one tool call ("${clipText(name, MAX_ECHOED_NAME_CHARS)}"); wrap it in an array: executeSelectedTools([call])`
+      : iterable
+        ? "an iterable that is not an array; spread it: executeSelectedTools([...calls])"
+        : describeKind(calls);
+  return failureResponse(
+    typeof id === "string" && id !== "" ? id : "call_0",
+    typeof name === "string" ? name : "(not a tool call)",
+    invocationFailure("INVALID_ARGUMENTS", `Not executed: executeSelectedTools() takes an array of tool calls ({ id, name, arguments }); got ${got}.`),
+  );
 }
 
 /** The response of a call whose id an earlier call of the round already has. */

@@ -80,15 +80,97 @@ describe("ToolManager.filterDuplicateCalls", () => {
 });
 
 describe("ToolManager.executeSelectedTools", () => {
-  it("executes each duplicate once and answers only the kept call", async () => {
+  it("runs a duplicate call once and answers every duplicate's id with the same result, in call order", async () => {
+    const a = echoTool("a");
+    const b = echoTool("b");
+    const { manager } = setup([a, b]);
+    const responses = await manager.executeSelectedTools([
+      { id: "1", name: "a", arguments: { q: 1 } },
+      { id: "2", name: "b", arguments: { q: 1 } },
+      { id: "3", name: "a", arguments: '{"q":1}' },
+      { name: "a", arguments: { q: 1 } } as never,
+    ]);
+    expect(responses.map((r) => [r.id, r.name, r.status, r.content])).toEqual([
+      ["1", "a", "ok", '{"q":1}'],
+      ["2", "b", "ok", '{"q":1}'],
+      ["3", "a", "ok", '{"q":1}'],
+      ["call_3", "a", "ok", '{"q":1}'],
+    ]);
+    expect(responses[2]?.result).toEqual(responses[0]?.result);
+    expect(a.calls).toHaveLength(1);
+    expect(manager.session.trace.map((r) => r.callId)).toEqual(["1", "2"]);
+  });
+
+  it("answers the very same call sent twice under one id once", async () => {
     const a = echoTool("a");
     const { manager } = setup([a]);
     const responses = await manager.executeSelectedTools([
       { id: "1", name: "a", arguments: { q: 1 } },
-      { id: "2", name: "a", arguments: '{"q":1}' },
+      { id: "1", name: "a", arguments: { q: 1 } },
+      { id: "2", name: "a", arguments: { q: 1 } },
     ]);
-    expect(responses.map((r) => r.id)).toEqual(["1"]);
+    expect(responses.map((r) => [r.id, r.status])).toEqual([
+      ["1", "ok"],
+      ["2", "ok"],
+    ]);
     expect(a.calls).toHaveLength(1);
+  });
+
+  it("gives a duplicate the refusal of the call it copies, and does not count it against the round cap", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a], { maxCallsPerRound: 2 });
+    const responses = await manager.executeSelectedTools(
+      [1, 1, 2, 3, 3].map((n, i) => ({ id: `c${i}`, name: "a", arguments: { n } })),
+    );
+    expect(responses.map((r) => [r.id, r.status])).toEqual([
+      ["c0", "ok"],
+      ["c1", "ok"],
+      ["c2", "ok"],
+      ["c3", "error"],
+      ["c4", "error"],
+    ]);
+    expect(responses[4]?.content).toBe(responses[3]?.content);
+    expect(responses[4]?.content).toContain("at most 2 tool calls run per round");
+    expect(a.calls.map((c) => c.args.n)).toEqual([1, 2]);
+  });
+
+  it("runs a copy of a call refused for its repeated id when the copy has an id of its own", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const responses = await manager.executeSelectedTools([
+      { id: "d", name: "a", arguments: { to: "x" } },
+      { id: "d", name: "a", arguments: { to: "y" } },
+      { id: "e", name: "a", arguments: { to: "y" } },
+    ]);
+    expect(responses.map((r) => [r.id, r.status])).toEqual([
+      ["d", "ok"],
+      ["call_1", "error"],
+      ["e", "ok"],
+    ]);
+    expect(a.calls.map((c) => c.args.to)).toEqual(["x", "y"]);
+  });
+
+  it("answers calls that are not an array with one INVALID_ARGUMENTS response saying so, and runs nothing", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const call = { id: "c1", name: "a", arguments: {} };
+    for (const [calls, got] of [
+      [null, "got null."],
+      [undefined, "got undefined."],
+      ["a", 'got "a".'],
+      [{}, "got an object."],
+      [new Set([call]), "got an iterable that is not an array; spread it: executeSelectedTools([...calls])."],
+    ] as const) {
+      const responses = await manager.executeSelectedTools(calls as never);
+      expect(responses).toHaveLength(1);
+      expect(responses[0]).toMatchObject({ id: "call_0", name: "(not a tool call)", status: "error", result: { code: "INVALID_ARGUMENTS" } });
+      expect(responses[0]?.content).toBe(`Not executed: executeSelectedTools() takes an array of tool calls ({ id, name, arguments }); ${got}`);
+    }
+    const [one] = await manager.executeSelectedTools(call as never);
+    expect(one).toMatchObject({ id: "c1", name: "a", status: "error", result: { code: "INVALID_ARGUMENTS" } });
+    expect(one?.content).toContain('got one tool call ("a"); wrap it in an array: executeSelectedTools([call])');
+    expect(a.calls).toHaveLength(0);
+    expect(manager.round).toBe(6);
   });
 
   it("answers entries that are not tool calls with INVALID_ARGUMENTS and runs the rest (never throws)", async () => {
