@@ -5,6 +5,12 @@ import type { InvocationResult } from "./invocation.ts";
 export type HookEvent = "TOOL_START" | "TOOL_END" | "CHAIN_START" | "CHAIN_END";
 
 /**
+ * Every hook event, as {@link HookEvent} lists them (a hook option's name is one of these, or
+ * `onHookError`). For iteration and checks; frozen.
+ */
+export const HOOK_EVENTS: readonly HookEvent[] = Object.freeze(["TOOL_START", "TOOL_END", "CHAIN_START", "CHAIN_END"]);
+
+/**
  * A call reached the invoker and is about to go through its gates, the budget first: every call
  * fires it, one the gates then refuse included (each has its `TOOL_END`).
  */
