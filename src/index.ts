@@ -73,7 +73,7 @@ export {
   MAX_SCRIPT_NESTING,
 } from "./compile/compile-script.ts";
 export { MAX_ESBUILD_ANSWER_BYTES } from "./kernel/esbuild-service.ts";
-export type { DriverChoice } from "./chain/create-driver.ts";
+export type { DriverChoice, PoolChoice } from "./chain/create-driver.ts";
 export { isNeverAnswered, MAX_CALLS_PAST_BUDGET, neverAnswered, type SandboxDriver, type SandboxLimits, type SandboxRunOutcome, type SandboxRunRequest } from "../sandbox/sandbox-driver.ts";
 export { InProcessSandboxDriver, type InProcessSandboxDriverOptions } from "../sandbox/in-process-driver.ts";
 export { ProcessSandboxDriver, type ProcessSandboxDriverOptions } from "../sandbox/process-driver.ts";

@@ -11,6 +11,37 @@ import { ChainRuntimeError } from "../kernel/index.ts";
  */
 export type DriverChoice = "process" | "in-process" | SandboxDriver;
 
+/**
+ * The sandbox pool of a `ToolChainTool` in one option (`pool`): a size, `{ size?, driver? }`, or
+ * a driver instance. The same as `poolSize` and `driver`, which it stands for.
+ */
+export type PoolChoice = number | { readonly size?: number; readonly driver?: DriverChoice } | SandboxDriver;
+
+/**
+ * `driver` and `poolSize` from a `pool` option, checked: a number is the size, an object with a
+ * `run` method a driver, any other object `{ size?, driver? }`. `undefined` fields were not given.
+ * Throws `ChainRuntimeError` `ARGUMENT_INVALID` for a value none of those.
+ */
+export function readPoolChoice(owner: string, pool: unknown): { readonly driver?: DriverChoice; readonly poolSize?: number } {
+  if (typeof pool === "number") return { poolSize: pool };
+  if (typeof pool === "object" && pool !== null && !Array.isArray(pool)) {
+    if (typeof (pool as Partial<SandboxDriver>).run === "function") return { driver: pool as SandboxDriver };
+    const { size, driver, ...rest } = pool as { size?: unknown; driver?: unknown };
+    const unknown = Object.keys(rest)[0];
+    if (unknown === undefined) {
+      return { ...(size === undefined ? {} : { poolSize: size as number }), ...(driver === undefined ? {} : { driver: driver as DriverChoice }) };
+    }
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `${owner} options.pool has no field ${JSON.stringify(unknown)} (fields: size, driver).`, {
+      details: { argument: "pool", field: unknown },
+    });
+  }
+  throw new ChainRuntimeError(
+    "ARGUMENT_INVALID",
+    `${owner} options.pool must be a size (a number), { size?, driver? } or a SandboxDriver; got ${pool === null ? "null" : Array.isArray(pool) ? "an array" : typeof pool}.`,
+    { details: { argument: "pool" } },
+  );
+}
+
 /** Pool settings for the built-in drivers. */
 export interface DriverSettings {
   /** Warm isolates (`"in-process"`) or warm child processes (`"process"`). */

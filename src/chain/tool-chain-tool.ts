@@ -78,7 +78,7 @@ import { TraceRecorder } from "../trace/trace-recorder.ts";
 import { isTraceChainId, type TraceStore } from "../trace/trace-store.ts";
 import type { RunPlan } from "./call-router.ts";
 import { ChainRunContext, parseArguments, stoppedCallResult } from "./chain-run-context.ts";
-import { createSandboxDriver, type DriverChoice, isOwnDriver } from "./create-driver.ts";
+import { createSandboxDriver, type DriverChoice, isOwnDriver, type PoolChoice, readPoolChoice } from "./create-driver.ts";
 import { runWarnings, withWaitedCalls } from "./run-warnings.ts";
 import { summarizeRun } from "./summarize-run.ts";
 import type { ChainTraceError, TracedChainRunResult } from "./traced-chain-run-result.ts";
@@ -104,6 +104,12 @@ export interface ToolChainToolOptions {
   readonly driver?: DriverChoice;
   /** Warm sandboxes kept ready by a driver the tool makes (`"in-process"`, `"process"`): an integer from 0 to 256 (`ARGUMENT_INVALID` otherwise). A driver instance keeps its own size. @defaultValue 2 */
   readonly poolSize?: number;
+  /**
+   * The sandbox pool in one option, instead of `driver` and `poolSize` (`ARGUMENT_INVALID` beside
+   * either): a size (`pool: 4`), `{ size?, driver? }` (`pool: { size: 4, driver: "in-process" }`),
+   * or a driver instance.
+   */
+  readonly pool?: PoolChoice;
   /** The tool's name. @defaultValue `"run_chain"` */
   readonly name?: string;
   /** When given, scripts see only the skill's `allowedTools`. */
@@ -262,9 +268,10 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
       ...(options.blobStore ? { blobStore: options.blobStore } : {}),
       ...(hooks ? { hooks } : {}),
     });
-    const driver = options.driver ?? "process";
+    const pool = options.pool === undefined ? options : readPoolChoice("ToolChainTool", options.pool);
+    const driver = pool.driver ?? "process";
     this.#ownsDriver = typeof driver === "string";
-    this.#driver = createSandboxDriver(driver, { poolSize: options.poolSize ?? 2, memoryLimitMb: this.policy.memoryLimitMb });
+    this.#driver = createSandboxDriver(driver, { poolSize: pool.poolSize ?? 2, memoryLimitMb: this.policy.memoryLimitMb });
     this.#ownDriver = isOwnDriver(this.#driver);
     brandChainTool(this);
   }
@@ -1151,7 +1158,17 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
     }
   }
   refuseToolsBesideToolbox(owner, options);
-  const { toolbox, driver, name } = options;
+  const { toolbox, name } = options;
+  let { driver, poolSize } = options;
+  if (options.pool !== undefined) {
+    const beside = driver !== undefined ? "driver" : poolSize !== undefined ? "poolSize" : undefined;
+    if (beside !== undefined) {
+      throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.pool stands for driver and poolSize: give it or ${beside}, not both.`, {
+        details: { argument: "pool", beside },
+      });
+    }
+    ({ driver, poolSize } = readPoolChoice(owner, options.pool));
+  }
   // Duck-typed: a Toolbox from another copy of the package works as well.
   if (toolbox !== undefined && typeof (toolbox as Partial<Toolbox> | null)?.callable !== "function") {
     const why = Array.isArray(toolbox) ? "got an array; wrap the tools in one (toolbox: new Toolbox([...])) or pass them as tools: [...]" : `got ${describeKind(toolbox)}`;
@@ -1166,10 +1183,13 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   if (name !== undefined && (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name))) {
     refuseOption(owner, "name", `a tool name matching ${String(TOOL_NAME_PATTERN)}`, `got ${describeKind(name)}`);
   }
-  const { poolSize } = options;
+  if (driver !== undefined && typeof driver === "string" && driver !== "process" && driver !== "in-process") {
+    refuseOption(owner, options.pool === undefined ? "driver" : "pool.driver", '"process", "in-process" or a SandboxDriver', `got ${JSON.stringify(driver)}`);
+  }
   if (poolSize !== undefined && !(Number.isInteger(poolSize) && poolSize >= 0 && poolSize <= MAX_POOL_SIZE)) {
-    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.poolSize must be an integer from 0 to ${MAX_POOL_SIZE}; got ${String(poolSize)}.`, {
-      details: { argument: "poolSize" },
+    const argument = options.pool === undefined ? "poolSize" : typeof options.pool === "number" ? "pool" : "pool.size";
+    throw new ChainRuntimeError("ARGUMENT_INVALID", `ToolChainTool options.${argument} must be an integer from 0 to ${MAX_POOL_SIZE}; got ${String(poolSize)}.`, {
+      details: { argument },
     });
   }
 }
@@ -1184,6 +1204,7 @@ const CHAIN_TOOL_OPTION_NAMES = optionNames<ToolChainToolOptions>({
   hooks: true,
   driver: true,
   poolSize: true,
+  pool: true,
   name: true,
   skill: true,
   traceStore: true,

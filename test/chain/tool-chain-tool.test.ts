@@ -4,6 +4,7 @@ import {
   type ApprovalHandler,
   type ChainRunResult,
   defineTool,
+  InProcessSandboxDriver,
   isChainRuntimeError,
   MemoryBlobStore,
   MemoryTraceStore,
@@ -483,6 +484,14 @@ describe("ToolChainTool", () => {
       ["a name with a space", { tools: [], name: "run chain" }, /options\.name must be a tool name matching/],
       ["an empty name", { tools: [], name: "" }, /options\.name must be a tool name/],
       ["a skill that is not one", { tools: [], skill: 5 }, /withSkill\(\) takes a skill/],
+      ["an unknown driver name", { tools: [], driver: "in_process" }, /options\.driver must be "process", "in-process" or a SandboxDriver; got "in_process"/],
+      ["pool beside driver", { tools: [], pool: 2, driver: "in-process" }, /options\.pool stands for driver and poolSize: give it or driver, not both/],
+      ["pool beside poolSize", { tools: [], pool: { size: 2 }, poolSize: 1 }, /give it or poolSize, not both/],
+      ["a negative pool", { tools: [], pool: -1 }, /options\.pool must be an integer from 0 to 256; got -1/],
+      ["a pool size out of range", { tools: [], pool: { size: 1e9 } }, /options\.pool\.size must be an integer from 0 to 256/],
+      ["a pool with an unknown field", { tools: [], pool: { sise: 2 } }, /options\.pool has no field "sise" \(fields: size, driver\)/],
+      ["a pool driver name that is none", { tools: [], pool: { driver: "child" } }, /options\.pool\.driver must be "process", "in-process" or a SandboxDriver; got "child"/],
+      ["a pool that is a string", { tools: [], pool: "in-process" }, /options\.pool must be a size \(a number\), \{ size\?, driver\? \} or a SandboxDriver; got string/],
     ])("refuses %s with ARGUMENT_INVALID", (_label, options, message) => {
       expect(() => new ToolChainTool(options as never)).toThrow(message);
       try {
@@ -490,6 +499,26 @@ describe("ToolChainTool", () => {
       } catch (error) {
         expect(isChainRuntimeError(error) && error.code).toBe("ARGUMENT_INVALID");
       }
+    });
+
+    it("takes the pool in one option, as the spec names it: a size, { size, driver }, or a driver", async () => {
+      const owned = new InProcessSandboxDriver({ poolSize: 1 });
+      const chains = [
+        new ToolChainTool({ tools: [echo], pool: { size: 1, driver: "in-process" } }),
+        new ToolChainTool({ tools: [echo], pool: owned }),
+      ];
+      try {
+        for (const each of chains) expect((await each.run("return (await tools.echo({ value: 3 })).status")).returnValue).toBe("ok");
+        // The driver given as the pool is not the tool's own: closing the tool leaves it open.
+        await chains[1]?.close();
+        const after = new ToolChainTool({ tools: [echo], driver: owned });
+        chains.push(after);
+        expect((await after.run("return 2")).returnValue).toBe(2);
+      } finally {
+        for (const each of chains) await each.close();
+        await owned.close();
+      }
+      expect(() => new ToolChainTool({ tools: [], pool: 0 })).not.toThrow();
     });
 
     it("takes tools as any iterable, as Toolbox does", async () => {
