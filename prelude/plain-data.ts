@@ -6,8 +6,9 @@
  *
  * Plain data: `null`, booleans, numbers, strings, arrays, objects whose prototype is
  * `Object.prototype` or `null` with data (not accessor) properties, and `Date` (sent as its ISO
- * text). Everything else (functions, symbols, BigInt, cycles, getters, Map, Set, typed arrays,
- * class instances) is refused; a promise with a reminder to await it.
+ * text). Everything else (functions, symbols as values or keys, BigInt, cycles, getters, Map,
+ * Set, typed arrays, class instances) is refused; a promise with a reminder to await it. (JSON
+ * would drop a symbol key without a word, and the tool would get less than the script sent.)
  * @module
  */
 
@@ -18,6 +19,7 @@ const arrayIsArray = Array.isArray;
 const getPrototypeOf = Object.getPrototypeOf;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 const objectKeys = Object.keys;
+const getOwnPropertySymbols = Object.getOwnPropertySymbols;
 const datePrototype = Date.prototype;
 const promisePrototype = Promise.prototype;
 
@@ -146,6 +148,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   ancestors[depth] = obj;
   const names = objectKeys(obj);
   if ((walk.left -= names.length) < 0) return tooMany(walk, depth);
+  if (getOwnPropertySymbols(obj).length > 0) return fail(walk, "a symbol key", depth, " (keys must be strings: JSON would drop it)");
   for (let i = 0; i < names.length; i++) {
     const key = names[i] as string;
     const descriptor = getOwnPropertyDescriptor(obj, key);

@@ -11,6 +11,8 @@ describe("findNonPlainData", () => {
   it.each([
     ["a function", { f: () => 1 }, "a function at .f"],
     ["a symbol", [1, Symbol("s")], "a symbol at [1]"],
+    ["a symbol key", { o: { a: 1, [Symbol("k")]: 2 } }, "a symbol key at .o (keys must be strings: JSON would drop it)"],
+    ["a symbol key at the top", { [Symbol.iterator]: 1 }, "a symbol key at the top level (keys must be strings: JSON would drop it)"],
     ["a BigInt", { n: 2n }, "a BigInt at .n (send it as a string or number)"],
     ["a Set", { m: new Set() }, "a Set at .m (only plain objects, arrays and primitives cross)"],
     ["a typed array", { u: new Uint8Array(1) }, "a Uint8Array at .u (only plain objects, arrays and primitives cross)"],

@@ -48,12 +48,11 @@ const attacks: Attack[] = [
     expected: ok(["a"]),
     check: received({ a: [1, 2] }),
   },
-  {
-    name: "Symbol.toPrimitive key",
+  refusedRow({
+    name: "Symbol.toPrimitive and Symbol.iterator keys are refused (symbol keys)",
     code: spy("", '{ a: { [Symbol.toPrimitive]: () => "prim", [Symbol.iterator]: function* () {} } }'),
-    expected: ok(["a"]),
-    check: received({ a: {} }),
-  },
+    expected: refused("BRIDGE_ERROR"),
+  }),
   refusedRow({ name: "own toJSON function is refused", code: spy("", "{ a: { toJSON() { return 1; } } }"), expected: refused("BRIDGE_ERROR"), check: (result) => expect(result.callTrace.map((record) => record.status)).toEqual(["error"]) }),
   {
     name: "inherited Object.prototype.toJSON forges non-object arguments: refused, traced",
@@ -77,6 +76,14 @@ const attacks: Attack[] = [
     },
     check: (result) => expect(result.callTrace.map((record) => record.code)).toEqual(["BRIDGE_ERROR"]),
   },
+  refusedRow({
+    name: "a symbol key is refused, not dropped on the way (the tool would get less than the script sent)",
+    code: 'const r = await tools.spy({ a: 1, o: { [Symbol("k")]: 2 } }); return [r.status, r.code, r.text];',
+    expected: {
+      status: "ok",
+      returnValue: ["error", "BRIDGE_ERROR", "tools.spy: arguments must be plain JSON data; found a symbol key at .o (keys must be strings: JSON would drop it)."],
+    },
+  }),
   refusedRow({
     name: "arguments of more than 100 000 values are refused in the isolate, not parsed on the host",
     code: 'const o: Record<string, number> = {}; for (let i = 0; i < 150000; i++) o["k" + i] = i; const r = await tools.spy({ o }); return [r.status, r.code, r.text];',
