@@ -489,6 +489,11 @@ function readCall(call: ToolCall, state: SessionState, ctxCallId: string | undef
       if (ctxCallId === undefined) id = call.id;
       raw = call.arguments;
       rejection = call.rejection;
+      if (typeof name !== "string") {
+        const got = name === undefined ? "no name" : `a name that is ${name === null ? "null" : `a ${typeof name}`}`;
+        refused = invocationFailure("INVALID_ARGUMENTS", `invoke() needs a call { name: string, arguments }; got ${got}. The call did not run.`);
+        tool = NOT_A_CALL;
+      }
     } catch (error) {
       refused = failedBeforeStart(error);
     }

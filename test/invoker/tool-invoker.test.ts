@@ -119,16 +119,20 @@ describe("ToolInvoker hooks and records", () => {
     expect(nullOptions.status).toBe("error");
     const session = invoker.openSession();
     const badName = await invoker.invoke({ name: 42 as never, arguments: {} }, { session });
-    expect(badName).toMatchObject({ status: "error", code: "UNKNOWN_TOOL" });
+    expect(badName).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining("invoke() needs a call { name: string, arguments }; got a name that is a number.") });
     const nullCall = await invoker.invoke(null as never, { session });
     expect(nullCall).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining("needs a call object") });
     const stringCall = await invoker.invoke("echo" as never, { session });
     expect(stringCall).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS" });
+    // The name under another field (a model's `tool`), not "Unknown tool \"undefined\"".
+    const noName = await invoker.invoke({ tool: "echo", arguments: {} } as never, { session });
+    expect(noName).toMatchObject({ status: "error", code: "INVALID_ARGUMENTS", text: expect.stringContaining("got no name. The call did not run.") });
     // Each is numbered and recorded like any refused call.
-    expect(session.trace.map((record) => [record.seq, record.status, record.code])).toEqual([
-      [0, "error", "UNKNOWN_TOOL"],
-      [1, "error", "INVALID_ARGUMENTS"],
-      [2, "error", "INVALID_ARGUMENTS"],
+    expect(session.trace.map((record) => [record.seq, record.status, record.code, record.tool])).toEqual([
+      [0, "error", "INVALID_ARGUMENTS", "(not a tool call)"],
+      [1, "error", "INVALID_ARGUMENTS", "(not a tool call)"],
+      [2, "error", "INVALID_ARGUMENTS", "(not a tool call)"],
+      [3, "error", "INVALID_ARGUMENTS", "(not a tool call)"],
     ]);
   });
 
