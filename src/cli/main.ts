@@ -6,6 +6,7 @@
  *                [--store DIR] [--no-trace] [--json]
  *   isochain trace ls|show|export ...
  *   isochain replay <id|file> [--resume --tools <module.ts>] ...
+ *   isochain bench [--quick] [--filter TEXT] ...   (the suite of a source checkout)
  */
 import { join } from "node:path";
 import {
@@ -19,6 +20,7 @@ import {
   ToolChainTool,
 } from "../index.ts";
 import { approvalHandlerFor } from "./approval-handler-for.ts";
+import { benchCommand } from "./bench-command.ts";
 import { clipText } from "./clip-text.ts";
 import { parseCommandLine } from "./command-line.ts";
 import { EXIT_OK, EXIT_USAGE, runExitCode } from "./exit-codes.ts";
@@ -48,6 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === "run") return runCommand(rest);
   if (command === "trace") return traceCommand(rest);
   if (command === "replay") return replayCommand(rest);
+  if (command === "bench") return benchCommand(rest);
   writeErr(`isochain: unknown command "${command}"\n\n${USAGE}\n`);
   return EXIT_USAGE;
 }

@@ -7,6 +7,8 @@ export const USAGE = `Usage:
   isochain replay <id|file.trace> [--json]             strict: same calls, same result (no tools needed)
   isochain replay <id|file.trace> --resume --tools <module.ts> [--in-doubt cN=assume-done|re-execute]
                   [--decision approved|denied|skipped] [--approve MODE] [--force] [--json]
+  isochain bench [--quick] [--filter TEXT]... [--soak] [--list] [--json FILE] [--fail-on-error]
+                                                       the benchmark suite (a source checkout's; npm run bench)
 
 Options for run:
   --tools <module>        module exporting the tools: a Toolbox or an array of tools as its default

@@ -81,6 +81,18 @@ describe("isochain CLI: run, trace, replay", () => {
     expect(existsSync(join(cwd, ".isochain", "traces", `${okId}.trace`))).toBe(true);
   });
 
+  it("bench runs the benchmark suite with its options, and says when a command is none", () => {
+    const listed = isochain("bench", "--list");
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(/^chain +isochain\/one-call /m);
+    const wrong = isochain("bench", "--bogus");
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain("Unknown option '--bogus'");
+    const none = isochain("benchmark");
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('unknown command "benchmark"');
+  });
+
   it("run --no-trace writes no trace", () => {
     const before = readdirSync(join(cwd, ".isochain", "traces")).length;
     const run = isochain("run", WON_DEALS, "--tools", TOOLS, "--approve", "auto", "--no-trace");
