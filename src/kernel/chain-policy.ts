@@ -89,7 +89,7 @@ const RANGE_NOTES: Partial<Record<keyof ChainPolicy, string>> = {
  */
 export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainPolicy {
   if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
-    throw new ChainRuntimeError("POLICY_INVALID", `A policy is an object of ChainPolicy fields; got ${overrides === null ? "null" : typeof overrides}.`);
+    throw new ChainRuntimeError("POLICY_INVALID", `A policy is an object of ChainPolicy fields; got ${overrides === null ? "null" : Array.isArray(overrides) ? "an array" : typeof overrides}.`);
   }
   for (const key of Object.keys(overrides)) {
     if (!Object.hasOwn(DEFAULT_CHAIN_POLICY, key)) {
@@ -123,7 +123,7 @@ export function resolveChainPolicy(overrides: Partial<ChainPolicy> = {}): ChainP
   if (!isToolRisk(policy.maxRiskUnapproved)) {
     throw new ChainRuntimeError(
       "POLICY_INVALID",
-      `ChainPolicy.maxRiskUnapproved must be "safe", "high" or "critical"; got ${String(policy.maxRiskUnapproved)}.`,
+      `ChainPolicy.maxRiskUnapproved must be "safe", "high" or "critical"; got ${typeof policy.maxRiskUnapproved === "string" ? JSON.stringify(policy.maxRiskUnapproved) : String(policy.maxRiskUnapproved)}.`,
       { details: { field: "maxRiskUnapproved", value: policy.maxRiskUnapproved } },
     );
   }

@@ -31,6 +31,8 @@ describe("ChainPolicy", () => {
     expect(() => resolveChainPolicy({ timeout: 5 } as never)).toThrow(/no field "timeout" \(fields: maxToolCalls, /);
     expect(() => resolveChainPolicy(null as never)).toThrow(/A policy is an object/);
     expect(() => resolveChainPolicy({ memoryLimitMb: "64" } as never)).toThrow(/got "64"/);
+    expect(() => resolveChainPolicy([] as never)).toThrow(/A policy is an object of ChainPolicy fields; got an array\./);
+    expect(() => resolveChainPolicy({ maxRiskUnapproved: "medium" } as never)).toThrow(/must be "safe", "high" or "critical"; got "medium"\./);
   });
 
   it("keeps only the fields it knows of a recorded policy (another version's trace)", () => {
