@@ -165,6 +165,13 @@ const CANCELLED_ERROR: ChainError = {
   message: "the chain was cancelled: its caller's signal fired before it finished (calls still running were told to stop, and are recorded CANCELLED)",
 };
 
+/** The error of a run stopped by `close()` (on a driver the tool does not own, which it cannot close). */
+const CLOSED_ERROR: ChainError = {
+  phase: "limit",
+  name: "CancelledError",
+  message: "the chain was cancelled: its ToolChainTool was closed before it finished (calls still running were told to stop, and are recorded CANCELLED)",
+};
+
 /**
  * The `run_chain` tool: a model writes a TypeScript script that calls `tools.*`; this runs it in
  * an isolated sandbox and routes every call through a {@link ToolInvoker}.
@@ -843,8 +850,13 @@ export class ToolChainTool implements Tool<ChainInput, ChainRunResult> {
     let error = parts.error;
     if (!error && outcome?.error && mapped) error = mapped(outcome.error);
     let status = parts.status;
-    // A driver says only that the run was cancelled; the result says why, as for every other end but `ok`.
-    if (status === "cancelled" && error === undefined) error = CANCELLED_ERROR;
+    // A driver says only that the run was cancelled; the result says why, as for every other end
+    // but `ok`: the caller's signal, or close(). A replay that stopped its run at a divergence
+    // says why in its report (`ReplayReport.divergence`): its run has no error of its own.
+    if (status === "cancelled" && error === undefined) {
+      if (run.stopReason === undefined) error = CANCELLED_ERROR;
+      else if (this.#closed) error = CLOSED_ERROR;
+    }
     let returnValue: unknown;
     let returnArtifactRef: ArtifactRef | undefined;
     // (An abandoned run stores nothing more: its caller has its answer, and the ref would be dropped.)

@@ -38,7 +38,7 @@ export type ChainErrorPhase = "compile" | "runtime" | "limit";
  * (`totalTimeoutMs`), `CpuLimitError` (`cpuTimeMs`), `MemoryLimitError` (`memoryLimitMb`),
  * `CallLimitError` (a script that kept calling past its budget), `DeadlockError` (a wait nothing
  * can end), `SandboxError` (the sandbox was lost),
- * `CancelledError` (the caller's signal, for a run answered without its sandbox).
+ * `CancelledError` (the caller's signal, or `close()` of the tool).
  */
 export type ChainLimitErrorName = "TimeoutError" | "CpuLimitError" | "MemoryLimitError" | "CallLimitError" | "DeadlockError" | "SandboxError" | "CancelledError";
 
@@ -101,7 +101,7 @@ export interface ChainRunResult {
   readonly returnArtifactRef?: string;
   /** Console output, bounded by `maxOutputBytes`. */
   readonly outputText: string;
-  /** Why the run did not end `ok`; absent on `ok` and `suspended`. */
+  /** Why the run did not end `ok`; absent on `ok` and `suspended`, and on the run of a replay stopped at its divergence (its report says why). */
   readonly error?: ChainError;
   /**
    * Every call the host received, in order; whole whatever the outcome, up to the 1 000 records

@@ -100,7 +100,9 @@ describe("close() on a driver the tool was given", () => {
       await until(() => entered() === 1);
       await chain.close();
       expect((await looping).status).toBe("cancelled");
-      expect((await waiting).status).toBe("cancelled");
+      const waited = await waiting;
+      expect(waited.status).toBe("cancelled");
+      expect(waited.error).toMatchObject({ name: "CancelledError", message: expect.stringContaining("its ToolChainTool was closed before it finished") });
       expect((await other.run("return 3;")).returnValue).toBe(3);
     } finally {
       await other.close();

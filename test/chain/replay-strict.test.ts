@@ -80,6 +80,7 @@ describe("replay strict", () => {
     expect(report.divergence?.diff).toEqual(['args.cc[0]: expected "cfo@example.com", got "ops@example.com"']);
     expect(report.divergence?.message).toContain("Call c2 (tools.send_email) differs from the trace: other arguments.");
     expect(report.run.status).toBe("cancelled"); // stopped at the divergence
+    expect(report.run.error).toBeUndefined(); // the divergence says why; nobody's signal fired
   });
 
   it("reports a call to another tool", async () => {
