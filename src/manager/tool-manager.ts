@@ -278,7 +278,8 @@ export class ToolManager implements AsyncDisposable {
             (all[i] as ToolCall).name,
             invocationFailure(
               "BUDGET_EXCEEDED",
-              `Not executed: at most ${this.maxCallsPerRound} tool calls run per round and this was call ${k + 1}. Call it again next round if it is still needed.`,
+              `Not executed: at most ${this.maxCallsPerRound} tool calls run per round (duplicates not counted) and this was call ${i + 1}, the ` +
+                `${ordinal(k + 1)} distinct one. Call it again next round if it is still needed.`,
             ),
           ),
         );
@@ -592,12 +593,13 @@ function planRound(all: readonly ToolCall[]): RoundPlan {
 function notAnArrayResponse(calls: unknown): ToolCallResponse {
   let name: unknown;
   let id: unknown;
+  let iterable = false;
   try {
     if (typeof calls === "object" && calls !== null) ({ name, id } = calls as { name?: unknown; id?: unknown });
+    iterable = typeof (calls as Partial<Iterable<unknown>> | null | undefined)?.[Symbol.iterator] === "function" && typeof calls !== "string";
   } catch {
-    // a getter that throws: described by kind only
+    // a getter or Proxy trap that throws: described by kind only
   }
-  const iterable = typeof (calls as Partial<Iterable<unknown>> | null | undefined)?.[Symbol.iterator] === "function" && typeof calls !== "string";
   const got =
     typeof name === "string"
       ? `one tool call ("${clipText(name, MAX_ECHOED_NAME_CHARS)}"); wrap it in an array: executeSelectedTools([call])`
@@ -674,7 +676,9 @@ function parseArguments(raw: unknown): unknown {
 
 /** `name \0 canonical args`, or `undefined` when the arguments cannot be compared (never deduplicated). */
 function dedupKey(call: ToolCall): string | undefined {
-  if (malformedCalls.has(call)) return undefined; // each gets its own answer
+  // Each gets its own answer: an entry that is not a call, and a call its caller already refused
+  // (`rejection`: the same name and arguments may come again without one, and run).
+  if (malformedCalls.has(call) || call.rejection !== undefined) return undefined;
   try {
     const args = parseArguments(call.arguments);
     if (typeof args === "object" && args !== null) {
@@ -686,6 +690,13 @@ function dedupKey(call: ToolCall): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** `1st`, `2nd`, `3rd`, `4th`, ... `11th`, `12th`, `13th`, `21st`. */
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
 }
 
 /** Stand-ins for entries of a call list that are not tool calls (answered INVALID_ARGUMENTS, never run). */

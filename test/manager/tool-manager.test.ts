@@ -131,7 +131,28 @@ describe("ToolManager.executeSelectedTools", () => {
     ]);
     expect(responses[4]?.content).toBe(responses[3]?.content);
     expect(responses[4]?.content).toContain("at most 2 tool calls run per round");
+    // Numbered by its place in the list, as the model sent it, and among the distinct calls.
+    expect(responses[3]?.content).toContain("this was call 4, the 3rd distinct one.");
     expect(a.calls.map((c) => c.args.n)).toEqual([1, 2]);
+  });
+
+  it("never takes a call its caller refused (rejection) for a duplicate, nor a duplicate for it", async () => {
+    const a = echoTool("a");
+    const { manager } = setup([a]);
+    const rejection = { status: "error", code: "BRIDGE_ERROR", text: "refused by the caller" } as const;
+    const responses = await manager.executeSelectedTools([
+      { id: "r1", name: "a", arguments: { n: 1 }, rejection },
+      { id: "v1", name: "a", arguments: { n: 1 } },
+      { id: "v2", name: "a", arguments: { n: 1 } },
+      { id: "r2", name: "a", arguments: { n: 1 }, rejection },
+    ]);
+    expect(responses.map((r) => [r.id, r.status, (r.result as { code?: string } | undefined)?.code])).toEqual([
+      ["r1", "error", "BRIDGE_ERROR"],
+      ["v1", "ok", undefined],
+      ["v2", "ok", undefined],
+      ["r2", "error", "BRIDGE_ERROR"],
+    ]);
+    expect(a.calls).toHaveLength(1);
   });
 
   it("runs a copy of a call refused for its repeated id when the copy has an id of its own", async () => {
@@ -160,6 +181,9 @@ describe("ToolManager.executeSelectedTools", () => {
       ["a", 'got "a".'],
       [{}, "got an object."],
       [new Set([call]), "got an iterable that is not an array; spread it: executeSelectedTools([...calls])."],
+      // Whatever its getters or traps throw, it is answered, never a throw.
+      [Object.defineProperty({}, Symbol.iterator, { get: () => { throw new Error("boom"); } }), "got an object."],
+      [new Proxy({}, { get: () => { throw new Error("trap"); } }), "got an object."],
     ] as const) {
       const responses = await manager.executeSelectedTools(calls as never);
       expect(responses).toHaveLength(1);
@@ -170,7 +194,7 @@ describe("ToolManager.executeSelectedTools", () => {
     expect(one).toMatchObject({ id: "c1", name: "a", status: "error", result: { code: "INVALID_ARGUMENTS" } });
     expect(one?.content).toContain('got one tool call ("a"); wrap it in an array: executeSelectedTools([call])');
     expect(a.calls).toHaveLength(0);
-    expect(manager.round).toBe(6);
+    expect(manager.round).toBe(8);
   });
 
   it("answers entries that are not tool calls with INVALID_ARGUMENTS and runs the rest (never throws)", async () => {
