@@ -36,7 +36,8 @@ const UNBOUNDED = 0x3fffffff;
  * are walked.
  *
  * It runs on every call's arguments, in a fresh context (cold code), so the common case (plain
- * data) allocates nothing per value: no closure, no path text. The path of an offending value is
+ * data) allocates little per value: no closure, no path text; only the (empty) list of each
+ * object's and array's symbol keys. The path of an offending value is
  * built only once one is found, from the keys still on the walk's stack.
  */
 export function findNonPlainData(value: unknown, maxValues = UNBOUNDED): string | undefined {
@@ -132,6 +133,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
     ancestors[depth] = obj;
     const list = obj as unknown[];
     if ((walk.left -= list.length) < 0) return tooMany(walk, depth);
+    if (hasSymbolKey(obj)) return failSymbolKey(walk, depth);
     for (let index = 0; index < list.length; index++) {
       keys[depth] = index;
       if (visit(walk, list[index], depth + 1)) return true;
@@ -148,7 +150,7 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
   ancestors[depth] = obj;
   const names = objectKeys(obj);
   if ((walk.left -= names.length) < 0) return tooMany(walk, depth);
-  if (getOwnPropertySymbols(obj).length > 0) return fail(walk, "a symbol key", depth, " (keys must be strings: JSON would drop it)");
+  if (hasSymbolKey(obj)) return failSymbolKey(walk, depth);
   for (let i = 0; i < names.length; i++) {
     const key = names[i] as string;
     const descriptor = getOwnPropertyDescriptor(obj, key);
@@ -158,6 +160,23 @@ function visit(walk: Walk, item: unknown, depth: number): boolean {
     if (visit(walk, descriptor.value, depth + 1)) return true;
   }
   return false;
+}
+
+/**
+ * True when `obj` has an enumerable own symbol key: JSON would drop it, and the tool would get
+ * less than the script sent. (A non-enumerable key, symbol or string, is left out as JSON leaves
+ * it out.)
+ */
+function hasSymbolKey(obj: object): boolean {
+  const symbols = getOwnPropertySymbols(obj);
+  for (let i = 0; i < symbols.length; i++) {
+    if (getOwnPropertyDescriptor(obj, symbols[i] as symbol)?.enumerable === true) return true;
+  }
+  return false;
+}
+
+function failSymbolKey(walk: Walk, depth: number): true {
+  return fail(walk, "a symbol key", depth, " (keys must be strings: JSON would drop it)");
 }
 
 function fail(walk: Walk, what: string, depth: number, why = ""): true {

@@ -13,12 +13,19 @@ describe("findNonPlainData", () => {
     ["a symbol", [1, Symbol("s")], "a symbol at [1]"],
     ["a symbol key", { o: { a: 1, [Symbol("k")]: 2 } }, "a symbol key at .o (keys must be strings: JSON would drop it)"],
     ["a symbol key at the top", { [Symbol.iterator]: 1 }, "a symbol key at the top level (keys must be strings: JSON would drop it)"],
+    ["a symbol key on an array", { list: Object.assign([1, 2], { [Symbol("k")]: 3 }) }, "a symbol key at .list (keys must be strings: JSON would drop it)"],
     ["a BigInt", { n: 2n }, "a BigInt at .n (send it as a string or number)"],
     ["a Set", { m: new Set() }, "a Set at .m (only plain objects, arrays and primitives cross)"],
     ["a typed array", { u: new Uint8Array(1) }, "a Uint8Array at .u (only plain objects, arrays and primitives cross)"],
     ["a promise (a tool call not awaited)", { r: Promise.resolve(1) }, "a Promise at .r (a tool call's result is a promise: await it, e.g. `await tools.name({...})`)"],
   ])("names %s and where it sits", (_label, value, message) => {
     expect(findNonPlainData(value)).toBe(message);
+  });
+
+  it("leaves a non-enumerable symbol key out, as JSON leaves out a non-enumerable string key", () => {
+    const hidden = Object.defineProperty(Object.defineProperty({ a: 1 }, Symbol("marker"), { value: 1, enumerable: false }), "h", { value: 2, enumerable: false });
+    expect(findNonPlainData({ hidden })).toBeUndefined();
+    expect(JSON.stringify({ hidden })).toBe('{"hidden":{"a":1}}');
   });
 
   it("refuses more than maxValues values (the value, its items and fields), before walking them", () => {
