@@ -1191,7 +1191,10 @@ function checkChainToolOptions(options: ToolChainToolOptions): void {
   // Only what a run calls: a store for replay needs load and list too, and replay() checks those.
   if (options.traceStore !== undefined) checkMethods(owner, "traceStore", "a TraceStore", options.traceStore, ["append"]);
   if (options.hooks !== undefined) checkHooks(owner, options.hooks);
-  if (driver !== undefined && typeof driver !== "string") checkMethods(owner, "driver", '"process", "in-process" or a SandboxDriver', driver, ["run", "close"]);
+  if (driver !== undefined && typeof driver !== "string") {
+    const argument = options.pool === undefined ? "driver" : options.pool === driver ? "pool" : "pool.driver";
+    checkMethods(owner, argument, '"process", "in-process" or a SandboxDriver', driver, ["run", "close"]);
+  }
   if (name !== undefined && (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name))) {
     refuseOption(owner, "name", `a tool name matching ${String(TOOL_NAME_PATTERN)}`, `got ${describeKind(name)}`);
   }

@@ -491,6 +491,8 @@ describe("ToolChainTool", () => {
       ["a pool size out of range", { tools: [], pool: { size: 1e9 } }, /options\.pool\.size must be an integer from 0 to 256/],
       ["a pool with an unknown field", { tools: [], pool: { sise: 2 } }, /options\.pool has no field "sise" \(fields: size, driver\)/],
       ["a pool driver name that is none", { tools: [], pool: { driver: "child" } }, /options\.pool\.driver must be "process", "in-process" or a SandboxDriver; got "child"/],
+      ["a pool driver without run()", { tools: [], pool: { driver: {} } }, /options\.pool\.driver must be "process", "in-process" or a SandboxDriver; it has no run\(\) method/],
+      ["a pool driver without close()", { tools: [], pool: { run() {} } }, /options\.pool must be "process", "in-process" or a SandboxDriver; it has no close\(\) method/],
       ["a pool that is a string", { tools: [], pool: "in-process" }, /options\.pool must be a size \(a number\), \{ size\?, driver\? \} or a SandboxDriver; got string/],
     ])("refuses %s with ARGUMENT_INVALID", (_label, options, message) => {
       expect(() => new ToolChainTool(options as never)).toThrow(message);
