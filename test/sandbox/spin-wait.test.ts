@@ -6,6 +6,7 @@ import { isHostMessage, PROCESS_MESSAGE_KIND } from "../../sandbox/process-proto
 import type { SandboxDriver, SandboxRunRequest } from "../../sandbox/sandbox-driver.ts";
 import {
   BUSY_STALL_SHARE,
+  cgroupPressurePath,
   MAX_QUIET_MS,
   MAX_SPIN_WAIT_US,
   MIN_QUIET_MS,
@@ -224,6 +225,15 @@ describe("SpinWait on a machine busy with other work", () => {
       expect(tryBegin(unreported)).toBe(true);
     }
     expect(unreported.quietPeriods).toBe(0);
+  });
+
+  it("prefers the process's own cgroup v2 group for CPU pressure, and the machine's file under v1 or in the root group", () => {
+    expect(cgroupPressurePath("0::/system.slice/app.service\n")).toBe("/sys/fs/cgroup/system.slice/app.service/cpu.pressure");
+    expect(cgroupPressurePath("12:cpu,cpuacct:/\n0::/docker/abc\n")).toBe("/sys/fs/cgroup/docker/abc/cpu.pressure");
+    expect(cgroupPressurePath("0::/\n")).toBeUndefined(); // the root group: /proc/pressure/cpu
+    expect(cgroupPressurePath("9:cpu:/\n8:pids:/\n")).toBeUndefined(); // cgroup v1 only
+    expect(cgroupPressurePath("0::/a/../../etc\n")).toBeUndefined();
+    expect(cgroupPressurePath("")).toBeUndefined();
   });
 
   it("reads the stall total where Linux reports CPU pressure, and nothing elsewhere", () => {
