@@ -275,7 +275,7 @@ export class FileApprovalStore implements ApprovalStore {
     } catch (error) {
       throw corrupt(path, "request", "it holds no valid approval request", error);
     }
-    if (expectedId !== undefined && request.id !== expectedId) throw corrupt(path, "request", `it holds the request of another id (${JSON.stringify(request.id)})`);
+    if (expectedId !== undefined && request.id !== expectedId) throw corrupt(path, "request", `it holds the request of another id (${clipText(JSON.stringify(request.id), 80)})`);
     return { request, nonce };
   }
 
