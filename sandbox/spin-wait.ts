@@ -32,7 +32,7 @@
  * where Linux reports CPU pressure (PSI: the process's own cgroup's `cpu.pressure` under cgroup
  * v2, which sees a container's quota too, else the machine's `/proc/pressure/cpu`), the share of
  * time some task waited for a CPU is read at most every {@link PRESSURE_WINDOW_MS} as spins
- * begin: over {@link BUSY_STALL_SHARE} in the last window, no spin begins for a quiet period
+ * begin: over {@link BUSY_STALL_SHARE} in {@link BUSY_WINDOWS} windows in a row, no spin begins for a quiet period
  * ({@link MIN_QUIET_MS}, doubled up to {@link MAX_QUIET_MS} while the pressure is found again
  * right after each). The same runs alone stay well under it (5-23%, the process driver's
  * children included); beside one busy process, 31-50%. Where neither file can be read (another
@@ -53,6 +53,9 @@ const MAX_PRESSURE_WINDOW_MS = 10 * PRESSURE_WINDOW_MS;
 
 /** Share of a window in which some task waited for a CPU above which spins stop (see the module comment). */
 export const BUSY_STALL_SHARE = 0.35;
+
+/** Windows in a row over {@link BUSY_STALL_SHARE} that start a quiet period. */
+export const BUSY_WINDOWS = 2;
 
 /** The first quiet period after CPU pressure was found, ms. */
 export const MIN_QUIET_MS = 1_000;
@@ -167,6 +170,8 @@ export class SpinWait {
   #quietUntil = 0;
   /** The last quiet period, ms. */
   #quietMs = 0;
+  /** Judged windows in a row over {@link BUSY_STALL_SHARE}. */
+  #busyWindows = 0;
   #quietPeriods = 0;
   readonly #turn = (): void => {
     if (this.#deadline !== 0 && this.#now() < this.#deadline) {
@@ -205,6 +210,7 @@ export class SpinWait {
     this.#stallClock = stallClock;
     this.#windowAt = 0;
     this.#quietUntil = 0;
+    this.#busyWindows = 0;
   }
 
   /** True while the loop is kept turning. */
@@ -274,9 +280,13 @@ export class SpinWait {
     const share = judged ? (stall - this.#stallAt) / (sinceWindow * 1000) : 0;
     this.#windowAt = stall === undefined ? 0 : now;
     this.#stallAt = stall ?? 0;
-    if (share <= BUSY_STALL_SHARE) return false;
+    // One busy window now and then is the machine's own noise (about 1 in 27 of them runs over the
+    // share with the process driver alone here); a run of them is other work.
+    this.#busyWindows = share > BUSY_STALL_SHARE ? this.#busyWindows + 1 : 0;
+    if (this.#busyWindows < BUSY_WINDOWS) return false;
+    this.#busyWindows = 0;
     // Found again in the first windows after the last quiet period: twice as long; later: from the start.
-    const again = this.#quietUntil !== 0 && now - this.#quietUntil <= 3 * PRESSURE_WINDOW_MS;
+    const again = this.#quietUntil !== 0 && now - this.#quietUntil <= (BUSY_WINDOWS + 2) * PRESSURE_WINDOW_MS;
     this.#quietMs = again ? Math.min(2 * this.#quietMs, MAX_QUIET_MS) : MIN_QUIET_MS;
     this.#quietUntil = now + this.#quietMs;
     this.#quietPeriods++;
