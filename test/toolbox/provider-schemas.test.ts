@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { isChainRuntimeError, type AnyTool } from "../../src/kernel/index.ts";
+import type { AnyTool } from "../../src/kernel/index.ts";
 import { defineTool } from "../../src/toolbox/define-tool.ts";
 import { encodeTool, toAnthropicTools, toGenericTools, toOpenAITools, toVercelAITools, type ToolProvider } from "../../src/toolbox/provider-schemas.ts";
 import { Toolbox } from "../../src/toolbox/toolbox.ts";
 import { expectGolden, goldenJson } from "./golden.ts";
 import { chainTool, oddNameTool, searchTool, sendEmailTool, shellProviderDefined, webSearchHosted } from "./sample-tools.ts";
+import { thrown } from "../support/thrown.ts";
 
 const ENCODERS: Record<ToolProvider, (tools: Iterable<AnyTool>) => unknown> = {
   openai: toOpenAITools,
@@ -77,20 +78,10 @@ describe("provider encodings (rules)", () => {
 });
 
 describe("encoders refuse what is not a list of tools", () => {
-  function refusal(run: () => unknown): { code: unknown; message: string; details: Readonly<Record<string, unknown>> } {
-    try {
-      run();
-    } catch (error) {
-      if (isChainRuntimeError(error)) return { code: error.code, message: error.message, details: error.details };
-      throw error;
-    }
-    throw new Error("did not throw");
-  }
-
   for (const [provider, encode] of Object.entries(ENCODERS)) {
     const callee = encode.name;
     it(`${provider}: ${callee}() refuses one tool, null and non-lists with ARGUMENT_INVALID, never a TypeError`, () => {
-      const one = refusal(() => encode(searchTool as never));
+      const one = thrown(() => encode(searchTool as never));
       expect(one).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "tools" } });
       expect(one.message).toBe(`${callee}() takes an array of tools (defineTool(...)); got one tool ("search_docs"); wrap it in an array: ${callee}([tool]).`);
       for (const [tools, got] of [
@@ -99,7 +90,7 @@ describe("encoders refuse what is not a list of tools", () => {
         ["search_docs", "got a string."],
         [{}, "got an object that is not iterable."],
       ] as const) {
-        const error = refusal(() => encode(tools as never));
+        const error = thrown(() => encode(tools as never));
         expect(error).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "tools" } });
         expect(error.message).toBe(`${callee}() takes an array of tools (defineTool(...)); ${got}`);
       }

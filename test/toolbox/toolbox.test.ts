@@ -4,6 +4,7 @@ import { defineTool } from "../../src/toolbox/define-tool.ts";
 import { Toolbox } from "../../src/toolbox/toolbox.ts";
 import { defineSkill } from "../../src/skills/skill.ts";
 import { chainTool, dropTableTool, oddNameTool, searchTool, sendEmailTool, shellProviderDefined, webSearchHosted } from "./sample-tools.ts";
+import { thrown } from "../support/thrown.ts";
 
 function codeOf(run: () => unknown): unknown {
   try {
@@ -176,16 +177,6 @@ describe("Toolbox narrowing", () => {
 });
 
 describe("Toolbox arguments", () => {
-  function refusal(run: () => unknown): { code: unknown; message: string; details: Readonly<Record<string, unknown>> } {
-    try {
-      run();
-    } catch (error) {
-      if (isChainRuntimeError(error)) return { code: error.code, message: error.message, details: error.details };
-      throw error;
-    }
-    throw new Error("did not throw");
-  }
-
   it("refuses what is not a list of tools with ARGUMENT_INVALID, never a TypeError or a per-character TOOL_INVALID", () => {
     for (const [tools, got] of [
       [null, "got null."],
@@ -195,7 +186,7 @@ describe("Toolbox arguments", () => {
       [{}, "got an object that is not iterable."],
       [() => [searchTool], "got a function."],
     ] as const) {
-      const error = refusal(() => new Toolbox(tools as never));
+      const error = thrown(() => new Toolbox(tools as never));
       expect(error.code).toBe("ARGUMENT_INVALID");
       expect(error.message).toBe(`new Toolbox() takes an array of tools (defineTool(...)); ${got}`);
       expect(error.details).toEqual({ argument: "tools" });
@@ -203,7 +194,7 @@ describe("Toolbox arguments", () => {
   });
 
   it("names the slip of passing one tool where a list belongs", () => {
-    const error = refusal(() => new Toolbox(searchTool as never));
+    const error = thrown(() => new Toolbox(searchTool as never));
     expect(error.code).toBe("ARGUMENT_INVALID");
     expect(error.message).toContain('got one tool ("search_docs"); wrap it in an array: new Toolbox([tool])');
   });
@@ -218,35 +209,26 @@ describe("Toolbox arguments", () => {
     }
     expect(new Toolbox(generate()).names()).toEqual(["search_docs"]);
     // A list whose items are not tools is still about the items: TOOL_INVALID naming the field.
-    expect(refusal(() => new Toolbox([null as never])).code).toBe("TOOL_INVALID");
+    expect(thrown(() => new Toolbox([null as never])).code).toBe("TOOL_INVALID");
   });
 
   it("refuses narrow() and withSkill() arguments that are not name lists or skills", () => {
     const box = new Toolbox([searchTool, sendEmailTool]);
     for (const names of [null, "search_docs", 5, {}]) {
-      const error = refusal(() => box.narrow(names as never));
+      const error = thrown(() => box.narrow(names as never));
       expect(error).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "allowedTools" } });
       expect(error.message).toMatch(/^Toolbox\.narrow\(\) takes an array of tool names; got /);
     }
     expect(box.narrow(new Set(["send_email"])).names()).toEqual(["send_email"]);
     for (const skill of [null, undefined, "s", {}, { allowedTools: "search_docs" }]) {
-      const error = refusal(() => box.withSkill(skill as never));
+      const error = thrown(() => box.withSkill(skill as never));
       expect(error).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "skill" } });
     }
-    expect(refusal(() => box.withSkill({ allowedTools: "x" } as never)).message).toContain("an object whose allowedTools is a string");
+    expect(thrown(() => box.withSkill({ allowedTools: "x" } as never)).message).toContain("an object whose allowedTools is a string");
   });
 });
 
 describe("Toolbox provider and risk arguments", () => {
-  function refusal(run: () => unknown): { code: unknown; message: string; details: Readonly<Record<string, unknown>> } {
-    try {
-      run();
-    } catch (error) {
-      if (isChainRuntimeError(error)) return { code: error.code, message: error.message, details: error.details };
-      throw error;
-    }
-    throw new Error("did not throw");
-  }
   const PROVIDERS = 'Use one of "openai", "anthropic", "vercel", "generic".';
 
   it("refuses a provider that is none, in schemas(), deferredSchemas() and schemaFor(), naming the nearest", () => {
@@ -256,16 +238,16 @@ describe("Toolbox provider and risk arguments", () => {
       ["deferredSchemas", (provider: unknown) => box.deferredSchemas(provider as never)],
       ["schemaFor", (provider: unknown) => box.schemaFor("search_docs", provider as never)],
     ] as const) {
-      const wrongCase = refusal(() => run("OpenAI"));
+      const wrongCase = thrown(() => run("OpenAI"));
       expect(wrongCase).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "provider", choices: ["openai", "anthropic", "vercel", "generic"] } });
       expect(wrongCase.message).toBe(`Toolbox.${method}(): unknown provider "OpenAI"; did you mean "openai"? ${PROVIDERS}`);
-      expect(refusal(() => run("anthropc")).message).toContain('did you mean "anthropic"?');
-      expect(refusal(() => run("bogus")).message).toBe(`Toolbox.${method}(): unknown provider "bogus". ${PROVIDERS}`);
-      expect(refusal(() => run(null)).message).toBe(`Toolbox.${method}() takes a provider; got null. ${PROVIDERS}`);
+      expect(thrown(() => run("anthropc")).message).toContain('did you mean "anthropic"?');
+      expect(thrown(() => run("bogus")).message).toBe(`Toolbox.${method}(): unknown provider "bogus". ${PROVIDERS}`);
+      expect(thrown(() => run(null)).message).toBe(`Toolbox.${method}() takes a provider; got null. ${PROVIDERS}`);
     }
     // Even with no such tool, and on an empty box: the argument is wrong whatever the box holds.
-    expect(refusal(() => box.schemaFor("missing", "bogus" as never)).code).toBe("ARGUMENT_INVALID");
-    expect(refusal(() => new Toolbox().schemas("bogus" as never)).code).toBe("ARGUMENT_INVALID");
+    expect(thrown(() => box.schemaFor("missing", "bogus" as never)).code).toBe("ARGUMENT_INVALID");
+    expect(thrown(() => new Toolbox().schemas("bogus" as never)).code).toBe("ARGUMENT_INVALID");
   });
 
   it("keeps the default provider: no argument (or undefined) is generic", () => {
@@ -278,10 +260,10 @@ describe("Toolbox provider and risk arguments", () => {
 
   it("refuses a risk that is none in byRisk(), a missing one included", () => {
     const box = new Toolbox(everything());
-    const upper = refusal(() => box.byRisk("HIGH" as never));
+    const upper = thrown(() => box.byRisk("HIGH" as never));
     expect(upper).toMatchObject({ code: "ARGUMENT_INVALID", details: { argument: "risk", choices: ["safe", "high", "critical"] } });
     expect(upper.message).toBe('Toolbox.byRisk(): unknown risk "HIGH"; did you mean "high"? Use one of "safe", "high", "critical".');
-    expect(refusal(() => (box.byRisk as () => unknown)()).message).toBe('Toolbox.byRisk() takes a risk; got undefined. Use one of "safe", "high", "critical".');
-    expect(refusal(() => box.byRisk("medium" as never)).message).toBe('Toolbox.byRisk(): unknown risk "medium". Use one of "safe", "high", "critical".');
+    expect(thrown(() => (box.byRisk as () => unknown)()).message).toBe('Toolbox.byRisk() takes a risk; got undefined. Use one of "safe", "high", "critical".');
+    expect(thrown(() => box.byRisk("medium" as never)).message).toBe('Toolbox.byRisk(): unknown risk "medium". Use one of "safe", "high", "critical".');
   });
 });
