@@ -16,8 +16,13 @@ import { defineTool } from "../../src/index.ts";
 import { runAttackTable } from "./attack-table.ts";
 import { type Attack, settledHeapBytes } from "./harness.ts";
 
-/** Memory bombs need CPU headroom so the heap limit, not the CPU limit, is what stops them. */
-const MEMORY = { cpuTimeMs: 3000, totalTimeoutMs: 4000 } as const;
+/**
+ * Memory bombs need CPU headroom so the heap limit, not the CPU limit, is what stops them: on a
+ * slow state of a 2-core VM, 3 s of CPU ran out before a 128 MiB heap filled with 100 KB strings,
+ * and 4 s of wall time before a child had copied a 140 MB error out (both failed a fresh clone's
+ * run there). A bomb that works ends at its limit long before these.
+ */
+const MEMORY = { cpuTimeMs: 10_000, totalTimeoutMs: 15_000 } as const;
 const MEMORY_LIMIT = { status: "error", phase: "limit", name: "MemoryLimitError" } as const;
 const CPU_LIMIT = { status: "timeout", phase: "limit", name: "CpuLimitError" } as const;
 const DEADLOCK = { status: "error", phase: "limit", name: "DeadlockError" } as const;
