@@ -308,8 +308,11 @@ describe("ProcessSandboxDriver pool", () => {
       expect(driver.lostRunCount).toBe(1);
       expect(outcome.status).toBe("timeout");
       expect(outcome.error?.message).toContain("ran past totalTimeoutMs (1500 ms)"); // the policy's figure
-      // The wait for the replacement child came out of the budget (see whole-budget.test.ts).
-      expect(performance.now() - started).toBeLessThan(1_500 + 1_000);
+      // The wait for the replacement child came out of the budget (see whole-budget.test.ts, which
+      // separates the two; here a fresh budget would end only a child's start later). This bounds
+      // the run near its 1.5 s, with room for a loaded machine (2.57 s once, in a fresh clone's
+      // CI run beside another test run).
+      expect(performance.now() - started).toBeLessThan(1_500 + 2_500);
     } finally {
       await driver.close();
     }
