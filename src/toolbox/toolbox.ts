@@ -36,13 +36,10 @@ import {
 import { suggestNames } from "../kernel/suggest-names.ts";
 import type { Skill } from "../skills/skill.ts";
 import { readValidTool } from "./assert-valid-tool.ts";
+import { checkToolList, clipName, describeValue, isList } from "./check-tool-list.ts";
 import {
-  checkToolList,
-  clipName,
-  describeValue,
   encodeTool,
   encodeTools,
-  isList,
   TOOL_PROVIDERS,
   toVercelAITools,
   type AnthropicCustomTool,

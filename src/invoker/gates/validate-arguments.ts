@@ -160,11 +160,9 @@ function nearArtifactHint(args: Record<string, unknown>, errors: readonly ErrorO
 
 /** The value at a JSON pointer (ajv's `instancePath`) in `root`, or `undefined`. */
 function valueAt(root: unknown, pointer: string): unknown {
-  if (pointer === "") return root;
   let value = root;
-  for (const raw of pointer.slice(1).split("/")) {
+  for (const key of pointerKeys(pointer)) {
     if (typeof value !== "object" || value === null) return undefined;
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     if (!Object.hasOwn(value, key)) return undefined;
     value = (value as Record<string, unknown>)[key];
   }
@@ -246,10 +244,16 @@ function joinPath(base: string, key: string): string {
 
 /** `/items/0/name` → `items[0].name`. */
 function pointerToPath(pointer: string): string {
-  if (pointer === "") return "";
   let path = "";
-  for (const raw of pointer.slice(1).split("/")) {
-    path = joinPath(path, raw.replace(/~1/g, "/").replace(/~0/g, "~"));
-  }
+  for (const key of pointerKeys(pointer)) path = joinPath(path, key);
   return path;
+}
+
+/** The keys of a JSON pointer, unescaped: `/a~1b/0` → `["a/b", "0"]`; none for `""`. */
+function pointerKeys(pointer: string): string[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((raw) => raw.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
